@@ -1,0 +1,178 @@
+"""The `dbrouter` command line."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import sys
+import time
+from pathlib import Path
+
+from dbrouter.errors import DbrouterError
+
+DEFAULT_WAREHOUSE = "dbrouter.duckdb"
+
+
+def _warehouse(args) -> Path:
+    return Path(args.warehouse or os.environ.get("DBROUTER_WAREHOUSE") or DEFAULT_WAREHOUSE)
+
+
+def _err(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+def cmd_ingest(args) -> int:
+    from dbrouter.ingest import ingest, print_issues
+    from dbrouter.sources import load_sources
+
+    report = ingest(load_sources(args.sources), _warehouse(args), progress=_err)
+    _err(report.summary())
+    print_issues(report)
+    return 0
+
+
+def cmd_build(args) -> int:
+    from dbrouter.dbt_runner import run_dbt
+
+    cmd_ingest(args)
+    started = time.time()
+    _err(f"running dbt build on {_warehouse(args)} (embedder {args.embedder or os.environ.get('DBROUTER_EMBEDDER', 'minilm')})")
+    run_dbt(["build"], _warehouse(args), args.embedder)
+    _err(f"knowledge base built in {time.time() - started:.1f}s")
+    return 0
+
+
+def _print_ranking(result, explain: bool) -> None:
+    print(f"Q: {result.question}")
+    if not result.candidates:
+        print(f"   (no ranking: {result.reason})")
+    for c in result.candidates:
+        print(f"  {c.rank}. {c.db_id:<32} score {c.score:.4f}")
+        if explain:
+            ev = c.evidence
+            print(f"       database {ev.get('database_similarity')}  tables {ev.get('table_similarity')}"
+                  f"  columns {ev.get('column_similarity')}  examples {ev.get('example_similarity')}")
+            print(f"       top table {ev.get('top_table')}, top column {ev.get('top_column')}")
+            if ev.get("top_example_sql"):
+                print(f"       nearest example SQL: {ev['top_example_sql'][:100]}")
+
+
+def cmd_route(args) -> int:
+    from dbrouter.routing import route
+    from dbrouter.warehouse import connect
+
+    questions = args.question or [line.rstrip("\n") for line in sys.stdin]
+    con = connect(_warehouse(args), embedder=args.embedder)
+    try:
+        for q in questions:
+            result = route(con, q, args.k)
+            if args.json:
+                print(json.dumps({"question": q, "reason": result.reason,
+                                  "ranking": [vars(c) for c in result.candidates]}))
+            else:
+                _print_ranking(result, args.explain)
+    finally:
+        con.close()
+    return 0
+
+
+def _benchmark_path(args) -> Path:
+    path = args.benchmark or os.environ.get("DBROUTER_BENCHMARK")
+    if not path:
+        raise DbrouterError("give --benchmark DIR (or set DBROUTER_BENCHMARK), e.g. ../shared/benchmarks/spider-route")
+    return Path(path)
+
+
+def cmd_eval_route(args) -> int:
+    from dbrouter.benchmark import SETTINGS, load_benchmark
+    from dbrouter.evaluation import eval_route, metrics_json, route_block, update_benchmarks_md
+
+    bench = load_benchmark(_benchmark_path(args))
+    workdir = Path(args.workdir) / bench.name
+    workdir.mkdir(parents=True, exist_ok=True)
+    settings = SETTINGS if args.setting == "all" else [args.setting]
+    for setting in settings:
+        m = eval_route(bench, setting, workdir, args.embedder, args.limit)
+        if args.json:
+            print(metrics_json(m), flush=True)
+        else:
+            print(f"{bench.name} {setting}: n={m.n} R@1={m.r1:.4f} R@2={m.r2:.4f} R@3={m.r3:.4f} "
+                  f"R@10={m.r10:.4f} mAP={m.map:.4f} p50={m.p50_ms}ms p95={m.p95_ms}ms", flush=True)
+        if args.limit:
+            _err("--limit given: results not written to BENCHMARKS.md (whole splits only)")
+        elif args.write:
+            command = f"dbrouter eval route --benchmark {args.benchmark or '$DBROUTER_BENCHMARK'} --setting {setting}"
+            update_benchmarks_md(Path(args.write), f"eval route {bench.name} {setting}", route_block(m, command))
+    return 0
+
+
+def cmd_eval_build(args) -> int:
+    from dbrouter.benchmark import load_benchmark
+    from dbrouter.build_benchmark import run_build_benchmark
+
+    bench = load_benchmark(_benchmark_path(args))
+    workdir = Path(args.workdir) / f"{bench.name}-build"
+    result = run_build_benchmark(bench, workdir, args.embedder, Path(args.write) if args.write else None,
+                                 args.benchmark or "$DBROUTER_BENCHMARK")
+    print(json.dumps(result))
+    return 0
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="dbrouter", description="Route questions to the database that can answer them.")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    def common(sp, sources: bool = False):
+        sp.add_argument("--warehouse", help=f"DuckDB warehouse file (default $DBROUTER_WAREHOUSE or {DEFAULT_WAREHOUSE})")
+        sp.add_argument("--embedder", choices=["minilm", "hash"], help="embedder (default $DBROUTER_EMBEDDER or minilm)")
+        if sources:
+            sp.add_argument("--sources", required=True, help="sources YAML file declaring the databases")
+
+    sp = sub.add_parser("ingest", help="snapshot the declared databases into the warehouse")
+    common(sp, True)
+    sp.set_defaults(func=cmd_ingest)
+    sp = sub.add_parser("build", help="ingest, then `dbt build` the knowledge base")
+    common(sp, True)
+    sp.set_defaults(func=cmd_build)
+    sp = sub.add_parser("route", help="rank databases for questions (arguments, or one per stdin line)")
+    common(sp)
+    sp.add_argument("question", nargs="*")
+    sp.add_argument("--k", type=int, default=5, help="candidates to show (default 5)")
+    sp.add_argument("--explain", action="store_true", help="show the evidence of each candidate")
+    sp.add_argument("--json", action="store_true", help="one JSON line per question")
+    sp.set_defaults(func=cmd_route)
+
+    ev = sub.add_parser("eval", help="benchmarks (results go to BENCHMARKS.md)")
+    evsub = ev.add_subparsers(dest="eval_command", required=True)
+    for name, func, helptext in (("route", cmd_eval_route, "routing accuracy and latency"),
+                                 ("build", cmd_eval_build, "KB build, no-op rebuild, one-database change")):
+        sp = evsub.add_parser(name, help=helptext)
+        sp.add_argument("--benchmark", help="benchmark directory (or $DBROUTER_BENCHMARK)")
+        sp.add_argument("--embedder", choices=["minilm", "hash"])
+        sp.add_argument("--workdir", default=".dbrouter/eval", help="where evaluation warehouses live")
+        sp.add_argument("--write", default="BENCHMARKS.md", help="markdown file to record results in ('' to skip)")
+        sp.add_argument("--json", action="store_true", help="print one JSON line per setting")
+        if name == "route":
+            sp.add_argument("--setting", default="in-domain",
+                            choices=["in-domain", "schema-only", "cross-domain", "all"])
+            sp.add_argument("--limit", type=int, help="only the first N test questions (smoke runs; not recorded)")
+        sp.set_defaults(func=func)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except DbrouterError as exc:
+        _err(f"dbrouter: error: {exc}")
+        return 2
+    except KeyboardInterrupt:
+        _err("dbrouter: interrupted")
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

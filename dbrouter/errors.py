@@ -1,0 +1,31 @@
+"""Error classes; every message says what to do next."""
+
+from __future__ import annotations
+
+
+class DbrouterError(Exception):
+    """Base class of dbrouter's errors."""
+
+
+class SourcesConfigError(DbrouterError):
+    """The sources file is missing or malformed."""
+
+
+class SourceError(DbrouterError):
+    """One source database cannot be read; the rest of the knowledge base still builds."""
+
+    def __init__(self, db_id: str, message: str) -> None:
+        super().__init__(f"database {db_id!r}: {message}")
+        self.db_id = db_id
+
+
+class WarehouseError(DbrouterError):
+    """The warehouse file is missing or has no knowledge base yet."""
+
+
+class DbtRunError(DbrouterError):
+    """`dbt build` failed; its log holds the details."""
+
+
+class BenchmarkError(DbrouterError):
+    """A benchmark directory is missing files or malformed."""

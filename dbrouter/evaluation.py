@@ -1,0 +1,215 @@
+"""`dbrouter eval ...`: accuracy and speed measured on whole benchmark splits.
+
+Results are printed and written into BENCHMARKS.md (one block per benchmark/setting, replaced
+on every run) together with the command, the machine and the date.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import random
+import re
+import shutil
+import statistics
+import sys
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Callable
+
+from dbrouter.benchmark import Benchmark, Question, setting_split
+from dbrouter.dbt_runner import run_dbt
+from dbrouter.ingest import ingest, print_issues
+from dbrouter.sources import SourceSpec, SourcesConfig
+from dbrouter.warehouse import connect
+
+Log = Callable[[str], None]
+
+
+def stderr(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+@dataclass
+class RouteMetrics:
+    benchmark: str
+    setting: str
+    n: int
+    r1: float
+    r2: float
+    r3: float
+    r10: float
+    map: float
+    p50_ms: float
+    p95_ms: float
+    seconds: float
+
+
+def machine() -> str:
+    """One line describing this machine (cores, memory, CPU, Python)."""
+    mem = ""
+    try:
+        kb = int(re.search(r"MemTotal:\s+(\d+)", Path("/proc/meminfo").read_text()).group(1))
+        mem = f", {kb / 1024 / 1024:.0f} GiB"
+    except (OSError, AttributeError):
+        pass
+    cpu = platform.processor() or platform.machine()
+    try:
+        cpu = re.search(r"model name\s*:\s*(.+)", Path("/proc/cpuinfo").read_text()).group(1).strip()
+    except (OSError, AttributeError):
+        pass
+    return f"{os.cpu_count()} cores{mem}, {cpu}, Python {platform.python_version()}"
+
+
+def write_examples(questions: list[Question], path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w", encoding="utf-8") as fh:
+        for q in questions:
+            fh.write(json.dumps({"db_id": q.db_id, "question": q.question, "sql": q.sql}) + "\n")
+    return path
+
+
+def build_kb(databases: Path, examples: list[Question], warehouse: Path, embedder: str | None,
+             log: Log = stderr) -> tuple[float, int]:
+    """Ingest a schema-only benchmark repository plus examples and run ``dbt build``.
+
+    Args:
+        databases: a databases.jsonl file.
+        examples: question/SQL examples to put in the KB.
+        warehouse: the warehouse file (its embedding cache is reused between builds).
+        embedder: embedder name.
+        log: progress output.
+
+    Returns:
+        (wall seconds, number of documents embedded by this build)
+    """
+    started = time.time()
+    ex_file = write_examples(examples, warehouse.parent / "examples.jsonl")
+    config = SourcesConfig([SourceSpec("schema_json", databases)], examples=[ex_file])
+    report = ingest(config, warehouse, progress=log)
+    log(report.summary())
+    print_issues(report, limit=5)
+    out = run_dbt(["build"], warehouse, embedder, quiet=True)
+    embedded = [int(m) for m in re.findall(r"dbrouter: embedded (\d+)", out)]
+    log(f"dbt build done in {time.time() - started:.1f}s, embedded {sum(embedded)} documents")
+    return time.time() - started, sum(embedded)
+
+
+def rank_of(ranking: list[str], gold: str) -> int | None:
+    """1-based rank of ``gold`` in ``ranking``, None when absent."""
+    try:
+        return ranking.index(gold) + 1
+    except ValueError:
+        return None
+
+
+def route_metrics(ranks: list[int | None]) -> dict[str, float]:
+    """R@1/2/3/10 and mAP (one relevant database per question, so AP = 1/rank).
+
+    Args:
+        ranks: gold rank per question (None = not ranked).
+
+    Returns:
+        Metric name -> value.
+    """
+    n = len(ranks) or 1
+    hit = lambda k: sum(1 for r in ranks if r is not None and r <= k) / n  # noqa: E731
+    return {"r1": hit(1), "r2": hit(2), "r3": hit(3), "r10": hit(10),
+            "map": sum(1.0 / r for r in ranks if r) / n}
+
+
+def evaluate_routing(con, questions: list[Question], log: Log = stderr) -> list[int | None]:
+    """Route every question through ``route_query_ranked`` and return the gold ranks."""
+    ranks: list[int | None] = []
+    started = time.time()
+    for i, q in enumerate(questions, 1):
+        rows = con.execute("select db_id from route_query_ranked(?, 100000)", [q.question]).fetchall()
+        ranks.append(rank_of([r[0] for r in rows], q.db_id))
+        if i % 500 == 0 or i == len(questions):
+            done = route_metrics(ranks)
+            log(f"  routed {i}/{len(questions)} ({time.time() - started:.0f}s) R@1 so far {done['r1']:.4f}")
+    return ranks
+
+
+def latency(con, questions: list[Question], n: int = 200, seed: int = 0) -> tuple[float, float]:
+    """Warm p50/p95 (ms) of ``select route_query(?)`` over ``n`` sampled questions."""
+    sample = random.Random(seed).sample(questions, min(n, len(questions)))
+    for q in sample[:5]:
+        con.execute("select route_query(?)", [q.question]).fetchone()
+    times = []
+    for q in sample:
+        t = time.perf_counter()
+        con.execute("select route_query(?)", [q.question]).fetchone()
+        times.append((time.perf_counter() - t) * 1000)
+    times.sort()
+    return statistics.median(times), times[max(0, int(round(0.95 * len(times))) - 1)]
+
+
+def eval_route(bench: Benchmark, setting: str, workdir: Path, embedder: str | None,
+               limit: int | None = None, log: Log = stderr) -> RouteMetrics:
+    """Build the KB for ``setting`` and route the setting's test questions.
+
+    Args:
+        bench: the benchmark.
+        setting: in-domain / schema-only / cross-domain.
+        workdir: where the evaluation warehouse lives (reused across settings).
+        embedder: embedder name.
+        limit: evaluate only the first ``limit`` questions (for smoke runs; not for reporting).
+        log: progress output.
+
+    Returns:
+        The metrics.
+    """
+    examples, questions = setting_split(bench, setting)
+    if limit:
+        questions = questions[:limit]
+    warehouse = workdir / "kb.duckdb"
+    log(f"[{bench.name} / {setting}] building KB: {len(bench.db_ids)} databases, {len(examples)} examples")
+    build_kb(bench.databases_file, examples, warehouse, embedder, log)
+    con = connect(warehouse, embedder=embedder)
+    try:
+        started = time.time()
+        log(f"[{bench.name} / {setting}] routing {len(questions)} test questions")
+        ranks = evaluate_routing(con, questions, log)
+        seconds = time.time() - started
+        p50, p95 = latency(con, questions)
+    finally:
+        con.close()
+    m = route_metrics(ranks)
+    return RouteMetrics(bench.name, setting, len(questions), round(m["r1"], 4), round(m["r2"], 4),
+                        round(m["r3"], 4), round(m["r10"], 4), round(m["map"], 4),
+                        round(p50, 1), round(p95, 1), round(seconds, 1))
+
+
+def update_benchmarks_md(path: Path, key: str, body: str) -> None:
+    """Replace (or append) the block ``key`` of BENCHMARKS.md.
+
+    Args:
+        path: the BENCHMARKS.md file.
+        key: block identifier, e.g. ``eval route spider-route in-domain``.
+        body: markdown of the block.
+    """
+    start, end = f"<!-- dbrouter:{key} -->", f"<!-- /dbrouter:{key} -->"
+    text = path.read_text() if path.exists() else "# Benchmarks\n"
+    block = f"{start}\n{body.rstrip()}\n{end}"
+    if start in text and end in text:
+        text = text[:text.index(start)] + block + text[text.index(end) + len(end):]
+    else:
+        text = text.rstrip() + "\n\n" + block + "\n"
+    path.write_text(text)
+
+
+def route_block(m: RouteMetrics, command: str) -> str:
+    return (f"#### eval route: {m.benchmark}, {m.setting}\n\n"
+            f"| n | R@1 | R@2 | R@3 | R@10 | mAP | route_query p50 ms | p95 ms |\n"
+            f"|---|---|---|---|---|---|---|---|\n"
+            f"| {m.n} | {m.r1:.4f} | {m.r2:.4f} | {m.r3:.4f} | {m.r10:.4f} | {m.map:.4f} | {m.p50_ms} | {m.p95_ms} |\n\n"
+            f"Command: `{command}` - {time.strftime('%Y-%m-%d')}, {machine()}; "
+            f"routing {m.n} questions took {m.seconds}s.\n")
+
+
+def metrics_json(m: RouteMetrics) -> str:
+    d = asdict(m)
+    return json.dumps({k: d[k] for k in ("r1", "r2", "r3", "map", "n", "p50_ms", "p95_ms", "setting", "benchmark")})

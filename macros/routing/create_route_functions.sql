@@ -1,0 +1,103 @@
+{#-
+  Creates the SQL entry points of routing in the warehouse (run from `on-run-end`):
+
+    route_query(question)                  -> best db_id, or NULL (empty question / no KB match)
+    route_query_ranked(question, k := 5)   -> table (rank, db_id, score, evidence JSON)
+    route_query_json(question, k := 5)     -> JSON {ranking: [...], reason}  (reason explains an empty ranking)
+
+  They call the `embed()` UDF, so a connection must have the UDFs registered (dbt's plugin or
+  `dbrouter.connect()`). Scoring (first ranking, issue 2): per database, a weighted sum of the
+  cosine to its database document, the mean of its top tables' cosines, the mean of its top
+  columns' cosines and the max cosine to its example questions. Weights are package vars.
+-#}
+{% macro create_route_functions() -%}
+  {{ return(adapter.dispatch('create_route_functions', 'dbrouter')()) }}
+{%- endmacro %}
+
+{% macro default__create_route_functions() -%}
+  {{ exceptions.raise_compiler_error("create_route_functions: adapter " ~ adapter.type() ~ " is not supported yet (argument: none); DuckDB is supported, Snowflake comes with the Snowflake issue") }}
+{%- endmacro %}
+
+{#- DuckDB: SQL macros (scalar and table) are catalog objects stored in the warehouse file, so
+    any client with the UDFs registered can call them; native array_cosine_similarity does the
+    vector math without a Python call per row. -#}
+{% macro duckdb__create_route_functions() -%}
+{%- set emb = target.schema ~ '.kb_document_embeddings' -%}
+{%- set w_db = var('dbrouter__weight_database') | float -%}
+{%- set w_tab = var('dbrouter__weight_table') | float -%}
+{%- set w_col = var('dbrouter__weight_column') | float -%}
+{%- set w_ex = var('dbrouter__weight_example') | float -%}
+create or replace macro route_query_ranked(question, k := 5) as table
+with q as (
+    select
+        embed(left(cast(question as varchar), {{ var('dbrouter__max_question_chars') }})) as v,
+        dbrouter_embedder() as model
+),
+hits as (
+    select d.db_id, d.doc_kind, d.doc_label,
+           {{ dbrouter.cosine_similarity('d.embedding', 'q.v') }} as sim
+    from {{ emb }} as d, q
+    where q.v is not null and d.embedding_model = q.model
+      and d.doc_kind in ('database', 'table', 'column', 'example')
+),
+ranked as (
+    select *, row_number() over (partition by db_id, doc_kind order by sim desc) as rn
+    from hits
+),
+per_db as (
+    select
+        db_id,
+        max(sim) filter (where doc_kind = 'database') as s_database,
+        avg(sim) filter (where doc_kind = 'table' and rn <= {{ var('dbrouter__top_tables') }}) as s_table,
+        avg(sim) filter (where doc_kind = 'column' and rn <= {{ var('dbrouter__top_columns') }}) as s_column,
+        max(sim) filter (where doc_kind = 'example') as s_example,
+        arg_max(doc_label, sim) filter (where doc_kind = 'table') as top_table,
+        arg_max(doc_label, sim) filter (where doc_kind = 'column') as top_column,
+        arg_max(doc_label, sim) filter (where doc_kind = 'example') as top_example_sql
+    from ranked
+    group by db_id
+),
+scored as (
+    select *,
+        ({{ w_db }} * coalesce(s_database, 0) + {{ w_tab }} * coalesce(s_table, 0)
+         + {{ w_col }} * coalesce(s_column, 0) + {{ w_ex }} * coalesce(s_example, 0))
+        / {{ w_db + w_tab + w_col + w_ex }} as score
+    from per_db
+)
+select
+    cast(row_number() over (order by score desc, db_id) as integer) as rank,
+    db_id,
+    round(score, 6) as score,
+    json_object(
+        'database_similarity', round(s_database, 4),
+        'table_similarity', round(s_table, 4),
+        'column_similarity', round(s_column, 4),
+        'example_similarity', round(s_example, 4),
+        'top_table', top_table,
+        'top_column', top_column,
+        'top_example_sql', top_example_sql
+    ) as evidence
+from scored
+order by score desc, db_id
+limit greatest(coalesce(k, 5), 1);
+
+create or replace macro route_query(question) as (
+    select db_id from route_query_ranked(question, 1)
+);
+
+create or replace macro route_query_json(question, k := 5) as (
+    select json_object(
+        'question', left(cast(question as varchar), 200),
+        'ranking', coalesce(
+            (select json_group_array(json_object('rank', rank, 'db_id', db_id, 'score', score, 'evidence', evidence))
+             from route_query_ranked(question, k)), json('[]')),
+        'reason', case
+            when question is null then 'question is NULL'
+            when trim(cast(question as varchar)) = '' then 'question is empty'
+            when not exists (select 1 from {{ emb }} where embedding_model = dbrouter_embedder())
+                then 'no documents embedded with model ' || dbrouter_embedder() || ': run dbrouter build with this embedder'
+            else null
+        end
+    )
+);
+{%- endmacro %}

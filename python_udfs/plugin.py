@@ -1,0 +1,77 @@
+"""dbt-duckdb plugin registering dbrouter's Python UDFs on every connection.
+
+Profile::
+
+    plugins:
+      - module: python_udfs.plugin
+        config: {embedder: minilm}
+
+Registered functions:
+
+* ``embed(text VARCHAR) -> FLOAT[384]`` - arrow (vectorised) UDF; NULL for NULL/empty text.
+* ``dbrouter_cosine(a FLOAT[], b FLOAT[]) -> DOUBLE`` - portable cosine (DuckDB's own
+  ``array_cosine_similarity`` is what the models use; this one exists for parity tests).
+* ``dbrouter_embedder() -> VARCHAR`` - name of the embedder this connection uses, so SQL can
+  refuse to compare vectors made by different models.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import duckdb
+import pyarrow as pa
+from duckdb.sqltypes import DOUBLE, FLOAT, VARCHAR
+
+from python_udfs.embeddings import DIM, embed_arrow, get_embedder
+from python_udfs.similarity import cosine_arrow
+
+try:  # the base class only exists where dbt-duckdb is installed
+    from dbt.adapters.duckdb.plugins import BasePlugin
+except ImportError:  # pragma: no cover - plain `dbrouter.connect` without dbt
+    BasePlugin = object  # type: ignore[assignment,misc]
+
+
+def register_udfs(conn: duckdb.DuckDBPyConnection, embedder: str | None = None) -> None:
+    """Register the dbrouter UDFs on ``conn`` (idempotent).
+
+    Args:
+        conn: an open DuckDB connection.
+        embedder: embedder name (``minilm``/``hash``); default ``$DBROUTER_EMBEDDER`` or minilm.
+            The model itself is loaded lazily on the first ``embed`` call.
+    """
+    name = embedder
+
+    def _embed(texts: pa.Array) -> pa.Array:
+        return embed_arrow(texts, get_embedder(name))
+
+    resolved = (name or os.environ.get("DBROUTER_EMBEDDER") or "minilm").lower()
+
+    def _embedder_name() -> str:
+        return resolved
+
+    for fn in ("embed", "dbrouter_cosine", "dbrouter_embedder"):
+        try:
+            conn.remove_function(fn)
+        except Exception:  # not registered yet
+            pass
+    conn.create_function(
+        "embed", _embed, [VARCHAR], duckdb.array_type(FLOAT, DIM),
+        type="arrow", null_handling="special", side_effects=False,
+    )
+    conn.create_function(
+        "dbrouter_cosine", cosine_arrow, [duckdb.list_type(FLOAT), duckdb.list_type(FLOAT)],
+        DOUBLE, type="arrow", null_handling="special",
+    )
+    conn.create_function("dbrouter_embedder", _embedder_name, [], VARCHAR, side_effects=False)
+
+
+class Plugin(BasePlugin):  # type: ignore[misc,valid-type]
+    """dbt-duckdb plugin: ``configure_connection`` registers the UDFs."""
+
+    def initialize(self, plugin_config: dict[str, Any]) -> None:
+        self.embedder = plugin_config.get("embedder") or None
+
+    def configure_connection(self, conn: duckdb.DuckDBPyConnection) -> None:
+        register_udfs(conn, self.embedder)
