@@ -91,7 +91,7 @@ def build_kb(databases: Path, examples: list[Question], warehouse: Path, embedde
     report = ingest(config, warehouse, progress=log)
     log(report.summary())
     print_issues(report, limit=5)
-    out = run_dbt(["build"], warehouse, embedder, quiet=True)
+    out = run_dbt(["build", "--vars", "{dbrouter__use_seeds: false}"], warehouse, embedder, quiet=True)
     embedded = [int(m) for m in re.findall(r"dbrouter: embedded (\d+)", out)]
     log(f"dbt build done in {time.time() - started:.1f}s, embedded {sum(embedded)} documents")
     return time.time() - started, sum(embedded)
@@ -137,11 +137,11 @@ def latency(con, questions: list[Question], n: int = 200, seed: int = 0) -> tupl
     """Warm p50/p95 (ms) of ``select route_query(?)`` over ``n`` sampled questions."""
     sample = random.Random(seed).sample(questions, min(n, len(questions)))
     for q in sample[:5]:
-        con.execute("select route_query(?)", [q.question]).fetchone()
+        con.execute("select route_query(?)", [q.question]).fetchall()
     times = []
     for q in sample:
         t = time.perf_counter()
-        con.execute("select route_query(?)", [q.question]).fetchone()
+        con.execute("select route_query(?)", [q.question]).fetchall()
         times.append((time.perf_counter() - t) * 1000)
     times.sort()
     return statistics.median(times), times[max(0, int(round(0.95 * len(times))) - 1)]

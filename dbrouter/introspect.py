@@ -164,7 +164,7 @@ def read_sqlite(spec: SourceSpec, db_id: str, n_samples: int, chars: int) -> Dat
             table = TableInfo(name, label_of(name))
             try:
                 info = con.execute(f"PRAGMA table_info({quote_ident(name)})").fetchall()
-                table.row_count = con.execute(f"SELECT count(*) FROM {quote_ident(name)}").fetchone()[0]
+                table.row_count = con.execute(f"SELECT count(*) FROM {quote_ident(name)}").fetchall()[0][0]
             except sqlite3.DatabaseError as exc:
                 snap.issues.append(Issue(db_id, name, "warning", f"cannot read table: {exc}"))
                 continue
@@ -214,7 +214,7 @@ def read_duckdb(spec: SourceSpec, db_id: str, n_samples: int, chars: int) -> Dat
             name = qual(schema, tname)
             table = TableInfo(name, label_of(tname), description=comment or None)
             rel = f"{quote_ident(schema)}.{quote_ident(tname)}"
-            table.row_count = con.execute(f"SELECT count(*) FROM {rel}").fetchone()[0]
+            table.row_count = con.execute(f"SELECT count(*) FROM {rel}").fetchall()[0][0]
             cols = con.execute(
                 "SELECT column_name, column_index, data_type, comment FROM duckdb_columns() "
                 "WHERE database_name = current_database() AND schema_name = ? AND table_name = ? "

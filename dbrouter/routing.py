@@ -41,7 +41,7 @@ def route(con, question: str | None, k: int = 5) -> RouteResult:
     Returns:
         A :class:`RouteResult`.
     """
-    raw = con.execute("select route_query_json(?, ?)", [question, int(k)]).fetchone()[0]
+    raw = con.execute("select route_query_json(?, ?)", [question, int(k)]).fetchall()[0][0]
     data = json.loads(raw)
     cands = [RouteCandidate(int(c["rank"]), c["db_id"], float(c["score"]),
                             json.loads(c["evidence"]) if isinstance(c["evidence"], str) else c["evidence"])

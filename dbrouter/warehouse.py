@@ -32,7 +32,7 @@ def connect(path: str | Path, read_only: bool = True, embedder: str | None = Non
     con = duckdb.connect(str(path), read_only=read_only)
     register_udfs(con, embedder)
     found = con.execute(
-        "select count(*) from duckdb_functions() where function_name = 'route_query_ranked'").fetchone()[0]
+        "select count(*) from duckdb_functions() where function_name = 'route_query_ranked'").fetchall()[0][0]
     if not found:
         con.close()
         raise WarehouseError(f"{path} has no route functions: run `dbrouter build` (dbt build) on it first")

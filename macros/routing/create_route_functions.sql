@@ -6,9 +6,11 @@
     route_query_json(question, k := 5)     -> JSON {ranking: [...], reason}  (reason explains an empty ranking)
 
   They call the `embed()` UDF, so a connection must have the UDFs registered (dbt's plugin or
-  `dbrouter.connect()`). Scoring (first ranking, issue 2): per database, a weighted sum of the
-  cosine to its database document, the mean of its top tables' cosines, the mean of its top
-  columns' cosines and the max cosine to its example questions. Weights are package vars.
+  `dbrouter.connect()`). Scoring (first ranking): per database, the schema score (see
+  schema_score: database document, top tables, top columns) averaged with weight
+  dbrouter__weight_example with the max cosine to its example questions; a database without
+  examples gets schema score + kb_routing_calibration.example_gap instead, so it is not
+  penalised for having none. Weights are package vars chosen on train questions.
 -#}
 {% macro create_route_functions() -%}
   {{ return(adapter.dispatch('create_route_functions', 'dbrouter')()) }}
@@ -23,9 +25,7 @@
     vector math without a Python call per row. -#}
 {% macro duckdb__create_route_functions() -%}
 {%- set emb = target.schema ~ '.kb_document_embeddings' -%}
-{%- set w_db = var('dbrouter__weight_database') | float -%}
-{%- set w_tab = var('dbrouter__weight_table') | float -%}
-{%- set w_col = var('dbrouter__weight_column') | float -%}
+{%- set calib = target.schema ~ '.kb_routing_calibration' -%}
 {%- set w_ex = var('dbrouter__weight_example') | float -%}
 create or replace macro route_query_ranked(question, k := 5) as table
 with q as (
@@ -57,22 +57,27 @@ per_db as (
     from ranked
     group by db_id
 ),
+schema_scored as (
+    select *, {{ dbrouter.schema_score('s_database', 's_table', 's_column') }} as s_schema
+    from per_db
+),
 scored as (
     select *,
-        ({{ w_db }} * coalesce(s_database, 0) + {{ w_tab }} * coalesce(s_table, 0)
-         + {{ w_col }} * coalesce(s_column, 0) + {{ w_ex }} * coalesce(s_example, 0))
-        / {{ w_db + w_tab + w_col + w_ex }} as score
-    from per_db
+        (s_schema + {{ w_ex }} * coalesce(s_example, s_schema + (select coalesce(max(example_gap), 0) from {{ calib }})))
+        / {{ 1.0 + w_ex }} as score
+    from schema_scored
 )
 select
     cast(row_number() over (order by score desc, db_id) as integer) as rank,
     db_id,
-    round(score, 6) as score,
+    round(cast(score as double), 6) as score,
     json_object(
-        'database_similarity', round(s_database, 4),
-        'table_similarity', round(s_table, 4),
-        'column_similarity', round(s_column, 4),
-        'example_similarity', round(s_example, 4),
+        'schema_score', round(cast(s_schema as double), 4),
+        'example_imputed', s_example is null,
+        'database_similarity', round(cast(s_database as double), 4),
+        'table_similarity', round(cast(s_table as double), 4),
+        'column_similarity', round(cast(s_column as double), 4),
+        'example_similarity', round(cast(s_example as double), 4),
         'top_table', top_table,
         'top_column', top_column,
         'top_example_sql', top_example_sql

@@ -1,5 +1,5 @@
 -- Per table: its column labels (for the embedded table document) and a DDL-like text
--- (`CREATE TABLE ... -- label: description` lines) for display and prompts.
+-- (`create table t ( col type /* label: description */, ... );`) for display and prompts.
 with cols as (
     select * from {{ ref('int_columns_keyed') }}
 ),
@@ -11,7 +11,7 @@ agg as (
             "'  ' || column_name || ' ' || coalesce(nullif(data_type, ''), 'text')"
             " || case when is_primary_key then ' primary key' else '' end"
             " || case when is_foreign_key then ' references ' || references_text else '' end"
-            " || ' -- ' || column_label || coalesce(': ' || column_description, '')",
+            " || ' /* ' || column_label || coalesce(': ' || column_description, '') || ' */'",
             "',\n'", "order by ordinal_position") }} as column_ddl
     from cols
     group by 1, 2
@@ -25,8 +25,8 @@ select
     t.row_count,
     coalesce(agg.n_columns, 0) as n_columns,
     agg.column_labels,
-    'create table ' || t.table_name || ' ( -- ' || t.table_label
-    || coalesce(': ' || t.table_description, '') || chr(10)
+    'create table ' || t.table_name || ' ( /* ' || t.table_label
+    || coalesce(': ' || t.table_description, '') || ' */' || chr(10)
     || coalesce(agg.column_ddl, '') || chr(10) || ');' as table_ddl
 from {{ ref('stg_catalog__tables') }} as t
 left join agg on agg.db_id = t.db_id and agg.table_name = t.table_name

@@ -9,8 +9,8 @@ select
     d.n_tables,
     count(distinct parts.component) as n_components,
     count(distinct parts.component) <= 1 as is_connected,
-    (select count(*) from {{ ref('kb_join_edges') }} as e where e.db_id = d.db_id and e.is_declared) / 2 as n_declared_edges,
-    (select count(*) from {{ ref('kb_join_edges') }} as e where e.db_id = d.db_id and not e.is_declared) / 2 as n_implied_edges
+    cast((select count(*) from {{ ref('kb_join_edges') }} as e where e.db_id = d.db_id and e.is_declared) / 2 as bigint) as n_declared_edges,
+    cast((select count(*) from {{ ref('kb_join_edges') }} as e where e.db_id = d.db_id and not e.is_declared) / 2 as bigint) as n_implied_edges
 from {{ ref('kb_databases') }} as d
 left join parts on parts.db_id = d.db_id
 group by d.db_id, d.n_tables

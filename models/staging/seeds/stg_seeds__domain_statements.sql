@@ -3,3 +3,4 @@ select
     cast(statement as varchar) as statement_text,
     'seed:domain_statements' as origin
 from {{ ref('domain_statements') }}
+where {{ var('dbrouter__use_seeds') }}

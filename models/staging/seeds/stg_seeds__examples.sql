@@ -4,3 +4,4 @@ select
     cast(sql as varchar) as sql_text,
     'seed:examples' as origin
 from {{ ref('examples') }}
+where {{ var('dbrouter__use_seeds') }}
