@@ -1,0 +1,81 @@
+"""The `dbrouter` entry point, run as a subprocess."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.conftest import run_cli
+
+pytestmark = pytest.mark.slow
+
+
+def test_route_prints_ranking_and_explain(built_kb):
+    proc = run_cli("route", "--warehouse", str(built_kb["warehouse"]), "--k", "2", "--explain",
+                   "Which orchestra has the most performances?")
+    assert "1. orchestra" in proc.stdout
+    assert "top table" in proc.stdout and "  2. " in proc.stdout
+
+
+def test_route_json_and_empty_question(built_kb):
+    proc = run_cli("route", "--warehouse", str(built_kb["warehouse"]), "--json", "--k", "3", "", "stadium capacity")
+    empty, full = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert empty["ranking"] == [] and empty["reason"] == "question is empty"
+    assert len(full["ranking"]) == 3 and full["reason"] is None
+
+
+def test_route_reads_questions_from_stdin(built_kb):
+    import os
+    import subprocess
+
+    from tests.conftest import DBROUTER
+
+    proc = subprocess.run([DBROUTER, "route", "--warehouse", str(built_kb["warehouse"]), "--json"],
+                          input="how many singers\nlist stadiums\n", capture_output=True, text=True,
+                          env={**os.environ, "DBROUTER_EMBEDDER": "hash"})
+    assert proc.returncode == 0 and len(proc.stdout.splitlines()) == 2
+
+
+def test_missing_warehouse_is_a_clear_error(tmp_path):
+    proc = run_cli("route", "--warehouse", str(tmp_path / "none.duckdb"), "q", check=False)
+    assert proc.returncode == 2
+    assert "not found: run `dbrouter build" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_bad_sources_file_is_a_clear_error(tmp_path):
+    (tmp_path / "s.yml").write_text("databases: [{type: oracle, path: x}]")
+    proc = run_cli("build", "--sources", str(tmp_path / "s.yml"), "--warehouse", str(tmp_path / "w.duckdb"),
+                   check=False)
+    assert proc.returncode == 2 and "type must be one of" in proc.stderr
+
+
+def test_eval_route_on_a_small_benchmark(tmp_path):
+    bench = tmp_path / "mini-route"
+    bench.mkdir()
+    dbs = {
+        "music": [("artist", ["artist id", "name", "country"]), ("song", ["song id", "title", "artist id"])],
+        "school": [("student", ["student id", "name", "grade"]), ("course", ["course id", "title", "credits"])],
+        "shop": [("product", ["product id", "name", "price"]), ("orders", ["order id", "product id", "quantity"])],
+    }
+    with open(bench / "databases.jsonl", "w") as fh:
+        for db, tables in dbs.items():
+            fh.write(json.dumps({"db_id": db, "tables": [
+                {"name": t, "label": t, "columns": [{"name": c.replace(" ", "_"), "label": c, "type": "text",
+                                                     "primary_key": i == 0} for i, c in enumerate(cols)]}
+                for t, cols in tables], "foreign_keys": []}) + "\n")
+    qs = {"music": ["which artist sang the song", "list song titles by country of artist"],
+          "school": ["what grade is each student in", "how many credits does the course have"],
+          "shop": ["total quantity of orders per product", "which product has the highest price"]}
+    for split in ("train", "test"):
+        with open(bench / f"{split}.jsonl", "w") as fh:
+            for db, questions in qs.items():
+                for i, q in enumerate(questions):
+                    fh.write(json.dumps({"id": f"{split}-{db}-{i}", "question": q, "db_id": db, "sql": "select 1"}) + "\n")
+    md = tmp_path / "BENCH.md"
+    proc = run_cli("eval", "route", "--benchmark", str(bench), "--setting", "in-domain", "--json",
+                   "--workdir", str(tmp_path / "work"), "--write", str(md))
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert {"r1", "r2", "r3", "map", "n", "p50_ms", "p95_ms"} <= set(out)
+    assert out["n"] == 6 and out["r1"] == 1.0  # in-domain: every test question is also a train example
+    assert "eval route: mini-route, in-domain" in md.read_text()

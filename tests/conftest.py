@@ -1,0 +1,53 @@
+"""Shared fixtures: a copy of the demo repository and a built knowledge base (hash embedder)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+DBROUTER = str(Path(sys.executable).parent / "dbrouter")
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("DBT_SEND_ANONYMOUS_USAGE_STATS", "false")
+
+
+def run_cli(*args: str, env: dict | None = None, check: bool = True) -> subprocess.CompletedProcess:
+    """Run the real `dbrouter` entry point; returns the completed process."""
+    full_env = {**os.environ, "DBROUTER_EMBEDDER": "hash", **(env or {})}
+    proc = subprocess.run([DBROUTER, *args], capture_output=True, text=True, env=full_env, cwd=str(ROOT))
+    if check and proc.returncode != 0:
+        raise AssertionError(f"dbrouter {' '.join(args)} exited {proc.returncode}\n{proc.stdout}\n{proc.stderr}")
+    return proc
+
+
+def copy_demo(dest: Path) -> Path:
+    """Copy the demo databases and a sources file to ``dest``; returns the sources file."""
+    shutil.copytree(ROOT / "demo" / "databases", dest / "databases")
+    shutil.copytree(ROOT / "demo" / "schemas", dest / "schemas")
+    shutil.copyfile(ROOT / "demo" / "sources.yml", dest / "sources.yml")
+    return dest / "sources.yml"
+
+
+@pytest.fixture(scope="session")
+def built_kb(tmp_path_factory) -> dict:
+    """The demo KB built once by `dbrouter build` with the hash embedder."""
+    base = tmp_path_factory.mktemp("kb")
+    sources = copy_demo(base)
+    warehouse = base / "kb.duckdb"
+    proc = run_cli("build", "--sources", str(sources), "--warehouse", str(warehouse))
+    return {"base": base, "sources": sources, "warehouse": warehouse, "log": proc.stdout + proc.stderr}
+
+
+@pytest.fixture()
+def kb_con(built_kb):
+    import dbrouter
+
+    con = dbrouter.connect(built_kb["warehouse"], embedder="hash")
+    yield con
+    con.close()

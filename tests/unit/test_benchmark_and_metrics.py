@@ -1,0 +1,55 @@
+import json
+
+import pytest
+
+from dbrouter.benchmark import SETTINGS, is_withheld, load_benchmark, setting_split
+from dbrouter.errors import BenchmarkError
+from dbrouter.evaluation import rank_of, route_metrics, update_benchmarks_md
+
+
+def test_route_metrics_recall_and_map():
+    m = route_metrics([1, 2, None, 4])
+    assert m["r1"] == 0.25 and m["r2"] == 0.5 and m["r3"] == 0.5 and m["r10"] == 0.75
+    assert m["map"] == pytest.approx((1 + 0.5 + 0.25) / 4)
+    assert rank_of(["a", "b"], "b") == 2 and rank_of(["a"], "z") is None
+
+
+def test_cross_domain_withholds_about_a_fifth_deterministically():
+    ids = [f"db_{i}" for i in range(2000)]
+    share = sum(map(is_withheld, ids)) / len(ids)
+    assert 0.17 < share < 0.23
+    assert [is_withheld(i) for i in ids[:50]] == [is_withheld(i) for i in ids[:50]]
+
+
+def _bench(tmp_path):
+    (tmp_path / "databases.jsonl").write_text("\n".join(json.dumps({"db_id": d, "tables": []}) for d in "abcdefgh"))
+    rows = lambda split: "\n".join(json.dumps({"id": f"{split}{i}", "question": f"q{i}", "db_id": "abcdefgh"[i % 8], "sql": ""}) for i in range(40))  # noqa: E731
+    (tmp_path / "train.jsonl").write_text(rows("tr"))
+    (tmp_path / "test.jsonl").write_text(rows("te"))
+    return load_benchmark(tmp_path)
+
+
+def test_setting_split(tmp_path):
+    b = _bench(tmp_path)
+    assert setting_split(b, "in-domain") == (b.train, b.test)
+    assert setting_split(b, "schema-only")[0] == []
+    ex, qs = setting_split(b, "cross-domain")
+    assert all(not is_withheld(q.db_id) for q in ex) and all(is_withheld(q.db_id) for q in qs)
+    assert set(SETTINGS) == {"in-domain", "schema-only", "cross-domain"}
+    with pytest.raises(BenchmarkError):
+        setting_split(b, "zero-shot")
+
+
+def test_missing_benchmark_files(tmp_path):
+    with pytest.raises(BenchmarkError, match="databases.jsonl not found"):
+        load_benchmark(tmp_path)
+
+
+def test_update_benchmarks_md_replaces_only_its_block(tmp_path):
+    md = tmp_path / "B.md"
+    md.write_text("# Benchmarks\nintro\n")
+    update_benchmarks_md(md, "k1", "first")
+    update_benchmarks_md(md, "k2", "other")
+    update_benchmarks_md(md, "k1", "second")
+    text = md.read_text()
+    assert "intro" in text and "second" in text and "other" in text and "first" not in text

@@ -1,0 +1,49 @@
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from python_udfs.embeddings import (DIM, MAX_TEXT_CHARS, EmbedderUnavailable, HashEmbedder, clean_text,
+                                    embed_arrow, embed_texts, get_embedder)
+
+
+def test_clean_text_handles_null_empty_and_huge():
+    assert clean_text(None) is None
+    assert clean_text("   ") is None
+    assert clean_text(" a ") == "a"
+    assert len(clean_text("x" * 100_000)) == MAX_TEXT_CHARS
+
+
+def test_hash_embedder_is_deterministic_and_normalised():
+    emb = HashEmbedder()
+    a, b = emb.encode(["how many singers", "how many singers"])
+    assert np.allclose(a, b)
+    assert abs(np.linalg.norm(a) - 1) < 1e-5
+    c = emb.encode(["list all stadiums"])[0]
+    assert float(a @ b) > float(a @ c)
+
+
+def test_embed_texts_keeps_positions_of_nulls():
+    out = embed_texts(["a", None, "", "b"], HashEmbedder())
+    assert out[1] is None and out[2] is None
+    assert out[0] is not None and out[3] is not None
+
+
+def test_embed_arrow_returns_fixed_size_list_with_nulls():
+    arr = embed_arrow(pa.array(["singer", None, "   ", "stadium"]), HashEmbedder())
+    assert arr.type == pa.list_(pa.float32(), DIM)
+    assert arr.null_count == 2
+    assert arr[0].is_valid and not arr[1].is_valid
+
+
+def test_unknown_embedder_is_a_clear_error():
+    with pytest.raises(EmbedderUnavailable, match="unknown embedder 'bert'"):
+        get_embedder("bert")
+
+
+@pytest.mark.slow
+def test_minilm_loads_offline_and_ranks_paraphrases_higher():
+    emb = get_embedder("minilm")
+    q, para, other = emb.encode(["How many singers are there?", "Count the number of singers.",
+                                 "What is the capacity of the largest stadium?"])
+    assert q.shape == (DIM,)
+    assert float(q @ para) > float(q @ other) + 0.2
