@@ -18,6 +18,8 @@ Registered functions:
 from __future__ import annotations
 
 import os
+import sys
+import time
 from typing import Any
 
 import duckdb
@@ -26,6 +28,9 @@ from duckdb.sqltypes import DOUBLE, FLOAT, VARCHAR
 
 from python_udfs.embeddings import DIM, embed_arrow, get_embedder
 from python_udfs.similarity import cosine_arrow
+
+# Batches at least this large print a progress line (DuckDB hands arrow UDFs 2,048 rows).
+PROGRESS_MIN_BATCH = 512
 
 try:  # the base class only exists where dbt-duckdb is installed
     from dbt.adapters.duckdb.plugins import BasePlugin
@@ -42,9 +47,18 @@ def register_udfs(conn: duckdb.DuckDBPyConnection, embedder: str | None = None) 
             The model itself is loaded lazily on the first ``embed`` call.
     """
     name = embedder
+    progress = {"done": 0, "started": 0.0}
 
     def _embed(texts: pa.Array) -> pa.Array:
-        return embed_arrow(texts, get_embedder(name))
+        out = embed_arrow(texts, get_embedder(name))
+        if len(texts) >= PROGRESS_MIN_BATCH:  # bulk embedding in a build, not a routed question
+            if not progress["done"]:
+                progress["started"] = time.time()
+            progress["done"] += len(texts)
+            elapsed = time.time() - progress["started"]
+            print(f"dbrouter embed: {progress['done']} documents embedded so far in this connection "
+                  f"({elapsed:.0f}s)", file=sys.stderr, flush=True)
+        return out
 
     resolved = (name or os.environ.get("DBROUTER_EMBEDDER") or "minilm").lower()
 
