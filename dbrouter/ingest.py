@@ -23,6 +23,7 @@ from dbrouter.errors import SourceError
 from dbrouter.introspect import (DatabaseSnapshot, Issue, check_foreign_keys, read_duckdb,
                                  read_schema_json, read_sqlite)
 from dbrouter.sources import SourcesConfig
+from dbrouter.store import ensure_tables
 
 RAW_SCHEMA = "dbrouter_raw"
 
@@ -168,6 +169,7 @@ def write_raw(con, rows: dict[str, list[dict]], schema: str = RAW_SCHEMA) -> Non
     """
     con.execute("BEGIN TRANSACTION")
     try:
+        ensure_tables(con)
         con.execute(f"CREATE SCHEMA IF NOT EXISTS {schema}")
         for name, arrow_schema in RAW_TABLES.items():
             data = pa.Table.from_pylist(rows.get(name, []), schema=arrow_schema)

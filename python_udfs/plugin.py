@@ -13,6 +13,12 @@ Registered functions:
   ``array_cosine_similarity`` is what the models use; this one exists for parity tests).
 * ``dbrouter_embedder() -> VARCHAR`` - name of the embedder this connection uses, so SQL can
   refuse to compare vectors made by different models.
+* ``dbrouter_canonicalize(text) -> VARCHAR`` - numbers/dates replaced by fixed placeholders.
+* ``dbrouter_substrings(text, min_words, max_words) -> STRUCT(text, n_words)[]`` - contiguous
+  word sub-strings (for sub-string based statement retrieval).
+* ``dbrouter_structure_statement(statement, schema_json) -> VARCHAR`` - rule-based structuring
+  of a domain statement, validated against the schema, as JSON.
+* ``dbrouter_word_count(text) -> INTEGER`` - words as the sub-string splitter counts them.
 """
 
 from __future__ import annotations
@@ -24,10 +30,15 @@ from typing import Any
 
 import duckdb
 import pyarrow as pa
-from duckdb.sqltypes import DOUBLE, FLOAT, VARCHAR
+from duckdb.sqltypes import DOUBLE, FLOAT, INTEGER, VARCHAR
 
 from python_udfs.embeddings import DIM, embed_arrow, get_embedder
 from python_udfs.similarity import cosine_arrow
+from python_udfs.statements import schema_from_json, structure_statement
+from python_udfs.text import canonicalize, substrings, words
+
+UDF_NAMES = ("embed", "dbrouter_cosine", "dbrouter_embedder", "dbrouter_canonicalize",
+             "dbrouter_substrings", "dbrouter_structure_statement", "dbrouter_word_count")
 
 # Batches at least this large print a progress line (DuckDB hands arrow UDFs 2,048 rows).
 PROGRESS_MIN_BATCH = 512
@@ -65,7 +76,7 @@ def register_udfs(conn: duckdb.DuckDBPyConnection, embedder: str | None = None) 
     def _embedder_name() -> str:
         return resolved
 
-    for fn in ("embed", "dbrouter_cosine", "dbrouter_embedder"):
+    for fn in UDF_NAMES:
         try:
             conn.remove_function(fn)
         except Exception:  # not registered yet
@@ -79,6 +90,27 @@ def register_udfs(conn: duckdb.DuckDBPyConnection, embedder: str | None = None) 
         DOUBLE, type="arrow", null_handling="special",
     )
     conn.create_function("dbrouter_embedder", _embedder_name, [], VARCHAR, side_effects=False)
+    conn.create_function("dbrouter_canonicalize", canonicalize, [VARCHAR], VARCHAR, null_handling="special")
+    conn.create_function(
+        "dbrouter_substrings", _substrings, [VARCHAR, INTEGER, INTEGER],
+        duckdb.list_type(duckdb.struct_type({"text": VARCHAR, "n_words": INTEGER})), null_handling="special")
+    conn.create_function("dbrouter_structure_statement", _structure, [VARCHAR, VARCHAR], VARCHAR,
+                         null_handling="special")
+    conn.create_function("dbrouter_word_count", _word_count, [VARCHAR], INTEGER, null_handling="special")
+
+
+def _word_count(text: str | None) -> int | None:
+    return None if text is None else len(words(text))
+
+
+def _substrings(text: str | None, lo: int | None, hi: int | None) -> list[dict]:
+    if text is None or lo is None or hi is None:
+        return []
+    return [{"text": t, "n_words": n} for t, n in substrings(text, lo, hi)]
+
+
+def _structure(statement: str | None, schema_json: str | None) -> str:
+    return structure_statement(statement, schema_from_json(schema_json or "[]")).to_json()
 
 
 class Plugin(BasePlugin):  # type: ignore[misc,valid-type]

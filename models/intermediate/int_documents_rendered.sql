@@ -3,7 +3,7 @@
 --              (the column-document format of column-level schema retrievers);
 --   table    : its name, label, description and column labels (DDL text: kb_tables.table_ddl);
 --   database : its tables with their column labels and its description;
---   example  : the example question;  statement : the statement text.
+--   example  : the example question;  statement : its canonical expression (or whole text).
 -- `document_text` is what is embedded; `content_hash` includes the embedding model name, so
 -- switching models re-embeds and an unchanged document is never embedded twice.
 with cols as (
@@ -76,9 +76,9 @@ example_docs as (
     where has_known_database
 ),
 statement_docs as (
-    select 'statement', statement_id, db_id, null, null, statement_text, statement_text
-    from {{ ref('int_statements_unioned') }}
-    where has_known_database
+    -- the canonical expression (text part) is embedded: it is what sub-string retrieval matches
+    select 'statement', statement_id, db_id, null, null, statement_text, retrieval_text
+    from {{ ref('int_statements_structured') }}
 ),
 all_docs as (
     select * from column_docs

@@ -1,8 +1,10 @@
--- Domain statements from the seed and from files; originals are kept verbatim.
+-- Domain statements from the seed, from files and from the CLI; originals are kept verbatim.
 with all_statements as (
     select db_id, statement_text, origin from {{ ref('stg_seeds__domain_statements') }}
     union all
     select db_id, statement_text, origin from {{ ref('stg_catalog__statements') }}
+    union all
+    select db_id, statement_text, origin from {{ ref('stg_user__statements') }}
 )
 select
     {{ dbt.hash("s.db_id || chr(0) || s.statement_text") }} as statement_id,

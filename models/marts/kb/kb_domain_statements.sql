@@ -1,4 +1,6 @@
--- Domain statements as written (structuring comes in a later model; originals are never rewritten).
-select statement_id, db_id, statement_text, origin
-from {{ ref('int_statements_unioned') }}
-where has_known_database
+-- Domain statements: the original text (verbatim, never rewritten) and the derived structure.
+select
+    statement_id, db_id, statement_text, origin, structured_by, shape, structure_status,
+    expression, snippet, canonical_expression, referenced_columns, problems,
+    retrieval_text, retrieval_words
+from {{ ref('int_statements_structured') }}

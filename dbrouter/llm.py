@@ -1,0 +1,100 @@
+"""LLM client for the external Python steps (any OpenAI-compatible endpoint).
+
+Configuration (environment):
+
+* ``DBROUTER_LLM_BASE_URL`` - e.g. ``http://127.0.0.1:8000/v1``; unset = no LLM (the documented
+  rule-based paths are used, and the commands say so).
+* ``DBROUTER_LLM_MODEL`` - model name (default ``gpt-4o-mini``).
+* ``DBROUTER_LLM_API_KEY`` - key (default ``not-needed`` for local servers).
+* ``DBROUTER_LLM_TIMEOUT`` - seconds per call (default 30).
+* ``DBROUTER_LLM_CACHE`` - cache folder (default ``.dbrouter/llm-cache``); answers are cached by
+  a hash of (model, messages), so a second run makes no calls.
+
+Routing (``route_query``) never calls this: only CLI steps do.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from dbrouter.errors import DbrouterError
+
+
+class LLMUnavailable(DbrouterError):
+    """The LLM endpoint could not be reached or answered with an error."""
+
+
+@dataclass
+class LLMStats:
+    """Calls made and answers served from the cache."""
+
+    calls: int = 0
+    cache_hits: int = 0
+    failures: int = 0
+
+
+@dataclass
+class LLMClient:
+    """A chat-completions client with an on-disk cache keyed by the prompt hash."""
+
+    base_url: str
+    model: str = "gpt-4o-mini"
+    api_key: str = "not-needed"
+    timeout: float = 30.0
+    cache_dir: Path = Path(".dbrouter/llm-cache")
+    stats: LLMStats = field(default_factory=LLMStats)
+
+    @classmethod
+    def from_env(cls) -> "LLMClient | None":
+        """The configured client, or None when ``DBROUTER_LLM_BASE_URL`` is not set."""
+        base = os.environ.get("DBROUTER_LLM_BASE_URL", "").strip()
+        if not base:
+            return None
+        return cls(base_url=base,
+                   model=os.environ.get("DBROUTER_LLM_MODEL", "gpt-4o-mini"),
+                   api_key=os.environ.get("DBROUTER_LLM_API_KEY", "not-needed"),
+                   timeout=float(os.environ.get("DBROUTER_LLM_TIMEOUT", "30")),
+                   cache_dir=Path(os.environ.get("DBROUTER_LLM_CACHE", ".dbrouter/llm-cache")))
+
+    def _key(self, messages: list[dict]) -> str:
+        blob = json.dumps({"model": self.model, "messages": messages}, sort_keys=True)
+        return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+    def complete(self, system: str, user: str, use_cache: bool = True) -> str:
+        """One chat completion (temperature 0), served from the cache when possible.
+
+        Args:
+            system: system prompt.
+            user: user prompt.
+            use_cache: read the cache (a retry after a malformed answer passes False).
+
+        Returns:
+            The answer text.
+
+        Raises:
+            LLMUnavailable: the endpoint is unreachable, timed out or returned an error.
+        """
+        messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
+        key = self._key(messages)
+        path = self.cache_dir / key[:2] / f"{key}.json"
+        if use_cache and path.is_file():
+            self.stats.cache_hits += 1
+            return json.loads(path.read_text())["answer"]
+        import openai
+
+        client = openai.OpenAI(base_url=self.base_url, api_key=self.api_key, timeout=self.timeout, max_retries=0)
+        self.stats.calls += 1
+        try:
+            resp = client.chat.completions.create(model=self.model, messages=messages, temperature=0)
+            answer = resp.choices[0].message.content or ""
+        except Exception as exc:  # openai raises many classes: connection, timeout, status
+            self.stats.failures += 1
+            raise LLMUnavailable(f"LLM at {self.base_url} failed ({type(exc).__name__}: {exc}); "
+                                 "check DBROUTER_LLM_BASE_URL or unset it to use the rule-based path") from exc
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps({"model": self.model, "answer": answer}))
+        return answer

@@ -1,0 +1,58 @@
+"""Tables the knowledge base keeps across ingests: statements added with the CLI (never
+rewritten) and what the LLM derived (structured statements, example descriptors).
+
+`dbrouter ingest` replaces only the raw snapshot; it calls :func:`ensure_tables` so these exist
+(empty) for the dbt sources, and never touches their rows.
+"""
+
+from __future__ import annotations
+
+USER_SCHEMA = "dbrouter_user"
+LLM_SCHEMA = "dbrouter_llm"
+
+DDL = [
+    f"create schema if not exists {USER_SCHEMA}",
+    f"create schema if not exists {LLM_SCHEMA}",
+    f"""create table if not exists {USER_SCHEMA}.statements (
+        db_id varchar not null, statement varchar not null,
+        added_at timestamp default current_timestamp, added_by varchar)""",
+    f"""create table if not exists {LLM_SCHEMA}.statement_structures (
+        statement_hash varchar primary key, db_id varchar, statement varchar, expression varchar,
+        snippet varchar, status varchar, "references" varchar[], problems varchar[], model varchar,
+        created_at timestamp default current_timestamp)""",
+    f"""create table if not exists {LLM_SCHEMA}.example_descriptors (
+        example_hash varchar primary key, db_id varchar, question varchar, normalized_question varchar,
+        main_clause varchar, requested_entities varchar[], paraphrases varchar[], model varchar,
+        created_at timestamp default current_timestamp)""",
+]
+
+
+def ensure_tables(con) -> None:
+    """Create the persistent schemas/tables if missing (idempotent).
+
+    Args:
+        con: a read-write DuckDB connection to the warehouse.
+    """
+    for sql in DDL:
+        con.execute(sql)
+
+
+def add_statement(con, db_id: str, statement: str, added_by: str = "cli") -> None:
+    """Append one user statement (the original text is stored verbatim, never edited).
+
+    Args:
+        con: read-write connection.
+        db_id: its database.
+        statement: the statement text.
+        added_by: who added it.
+
+    Raises:
+        ValueError: empty db id or statement.
+    """
+    if not db_id or not db_id.strip():
+        raise ValueError("--db is required and must not be empty")
+    if not statement or not statement.strip():
+        raise ValueError("the statement is empty")
+    ensure_tables(con)
+    con.execute(f"insert into {USER_SCHEMA}.statements (db_id, statement, added_by) values (?, ?, ?)",
+                [db_id.strip(), statement, added_by])
