@@ -78,6 +78,88 @@ def cmd_route(args) -> int:
     return 0
 
 
+def _open_rw(args):
+    import duckdb
+
+    from dbrouter.errors import WarehouseError
+    from python_udfs.plugin import register_udfs
+
+    path = _warehouse(args)
+    if not path.is_file():
+        raise WarehouseError(f"warehouse {path} not found: run `dbrouter build` first")
+    con = duckdb.connect(str(path))
+    register_udfs(con, args.embedder)
+    return con
+
+
+def cmd_statements_add(args) -> int:
+    from dbrouter.store import add_statement
+
+    con = _open_rw(args)
+    try:
+        known = {r[0] for r in con.execute("select db_id from kb_databases").fetchall()}
+        if args.db not in known:
+            raise DbrouterError(f"database {args.db!r} is not in the knowledge base ({len(known)} known); "
+                                "check --db or ingest it first")
+        try:
+            add_statement(con, args.db, args.statement)
+        except ValueError as exc:
+            raise DbrouterError(str(exc)) from exc
+    finally:
+        con.close()
+    _err(f"statement stored for {args.db} (verbatim, in dbrouter_user.statements); "
+         "run `dbrouter build` (or dbt build) to structure and embed it")
+    return 0
+
+
+def cmd_statements_list(args) -> int:
+    from dbrouter.warehouse import connect
+
+    con = connect(_warehouse(args), embedder=args.embedder)
+    try:
+        where, params = ("where db_id = ?", [args.db]) if args.db else ("", [])
+        rows = con.execute(
+            "select db_id, structure_status, structured_by, statement_text, expression, snippet, problems "
+            f"from kb_domain_statements {where} order by db_id, statement_text", params).fetchall()
+    finally:
+        con.close()
+    for db, status, by, text, expr, snippet, problems in rows:
+        print(f"[{db}] {text}")
+        if expr and snippet:
+            print(f"    -> '{expr}' refers to {snippet}   ({status}, {by})")
+        else:
+            print(f"    -> not structured ({status}, {by})")
+        if problems:
+            print(f"    problems: {'; '.join(problems)}")
+    _err(f"{len(rows)} statements")
+    return 0
+
+
+def cmd_statements_structure(args) -> int:
+    from dbrouter.dbt_runner import run_dbt
+    from dbrouter.llm import LLMClient
+    from dbrouter.structuring import structure_with_llm
+
+    llm = LLMClient.from_env()
+    if llm is None:
+        _err("no LLM configured (DBROUTER_LLM_BASE_URL is unset): statements keep the rule-based "
+             "structure that `dbt build` computes; nothing to do")
+        return 0
+    con = _open_rw(args)
+    try:
+        report = structure_with_llm(con, llm, args.db, args.redo, progress=_err)
+    finally:
+        con.close()
+    _err(report.summary() + f"; LLM calls {llm.stats.calls}, cache hits {llm.stats.cache_hits}")
+    for note in report.notes[:5]:
+        _err(f"  {note}")
+    if report.structured or report.invalid:
+        run_dbt(["build", "--select", "int_statements_structured+"], _warehouse(args), args.embedder,
+                quiet=not args.verbose)
+        _err("rebuilt the statement models")
+    return 0
+
+
 def _benchmark_path(args) -> Path:
     path = args.benchmark or os.environ.get("DBROUTER_BENCHMARK")
     if not path:
@@ -120,6 +202,16 @@ def cmd_eval_build(args) -> int:
     return 0
 
 
+def cmd_eval_statements(args) -> int:
+    from dbrouter.benchmark import load_benchmark
+    from dbrouter.eval_statements import run
+
+    bench = load_benchmark(_benchmark_path(args))
+    run(bench, Path(args.workdir) / f"{bench.name}-statements", args.embedder, args.limit, args.json,
+        Path(args.write) if args.write else None, args.benchmark or "$DBROUTER_BENCHMARK")
+    return 0
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="dbrouter", description="Route questions to the database that can answer them.")
     sub = p.add_subparsers(dest="command", required=True)
@@ -144,10 +236,29 @@ def parser() -> argparse.ArgumentParser:
     sp.add_argument("--json", action="store_true", help="one JSON line per question")
     sp.set_defaults(func=cmd_route)
 
+    st = sub.add_parser("statements", help="domain statements: add, list, structure with an LLM")
+    stsub = st.add_subparsers(dest="statements_command", required=True)
+    sp = stsub.add_parser("add", help="store a statement verbatim for a database")
+    common(sp)
+    sp.add_argument("--db", required=True, help="database id")
+    sp.add_argument("statement")
+    sp.set_defaults(func=cmd_statements_add)
+    sp = stsub.add_parser("list", help="statements with their structured form and problems")
+    common(sp)
+    sp.add_argument("--db", help="only this database")
+    sp.set_defaults(func=cmd_statements_list)
+    sp = stsub.add_parser("structure", help="structure statements with the configured LLM (rules otherwise)")
+    common(sp)
+    sp.add_argument("--db", help="only this database")
+    sp.add_argument("--redo", action="store_true", help="ask again for statements already structured")
+    sp.add_argument("--verbose", action="store_true", help="show dbt's output")
+    sp.set_defaults(func=cmd_statements_structure)
+
     ev = sub.add_parser("eval", help="benchmarks (results go to BENCHMARKS.md)")
     evsub = ev.add_subparsers(dest="eval_command", required=True)
     for name, func, helptext in (("route", cmd_eval_route, "routing accuracy and latency"),
-                                 ("build", cmd_eval_build, "KB build, no-op rebuild, one-database change")):
+                                 ("build", cmd_eval_build, "KB build, no-op rebuild, one-database change"),
+                                 ("statements", cmd_eval_statements, "statement retrieval: SbR vs cosine vs BM25")):
         sp = evsub.add_parser(name, help=helptext)
         sp.add_argument("--benchmark", help="benchmark directory (or $DBROUTER_BENCHMARK)")
         sp.add_argument("--embedder", choices=["minilm", "hash"])
@@ -157,6 +268,7 @@ def parser() -> argparse.ArgumentParser:
         if name == "route":
             sp.add_argument("--setting", default="in-domain",
                             choices=["in-domain", "schema-only", "cross-domain", "all"])
+        if name in ("route", "statements"):
             sp.add_argument("--limit", type=int, help="only the first N test questions (smoke runs; not recorded)")
         sp.set_defaults(func=func)
     return p
