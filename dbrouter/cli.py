@@ -135,29 +135,40 @@ def cmd_statements_list(args) -> int:
     return 0
 
 
-def cmd_statements_structure(args) -> int:
+def _llm_step(args, step, what: str, select: str) -> int:
+    """Run an LLM step (structuring / describing) and rebuild the models that read its output."""
     from dbrouter.dbt_runner import run_dbt
     from dbrouter.llm import LLMClient
-    from dbrouter.structuring import structure_with_llm
 
     llm = LLMClient.from_env()
     if llm is None:
-        _err("no LLM configured (DBROUTER_LLM_BASE_URL is unset): statements keep the rule-based "
-             "structure that `dbt build` computes; nothing to do")
+        _err(f"no LLM configured (DBROUTER_LLM_BASE_URL is unset): {what} keep the rule-based form "
+             "that `dbt build` computes; nothing to do")
         return 0
     con = _open_rw(args)
     try:
-        report = structure_with_llm(con, llm, args.db, args.redo, progress=_err)
+        report = step(con, llm, args.db, args.redo, progress=_err)
     finally:
         con.close()
     _err(report.summary() + f"; LLM calls {llm.stats.calls}, cache hits {llm.stats.cache_hits}")
     for note in report.notes[:5]:
         _err(f"  {note}")
-    if report.structured or report.invalid:
-        run_dbt(["build", "--select", "int_statements_structured+"], _warehouse(args), args.embedder,
-                quiet=not args.verbose)
-        _err("rebuilt the statement models")
+    if report.written:
+        run_dbt(["build", "--select", select], _warehouse(args), args.embedder, quiet=not args.verbose)
+        _err(f"rebuilt {select}")
     return 0
+
+
+def cmd_statements_structure(args) -> int:
+    from dbrouter.structuring import structure_with_llm
+
+    return _llm_step(args, structure_with_llm, "statements", "int_statements_structured+")
+
+
+def cmd_examples_describe(args) -> int:
+    from dbrouter.describing import describe_with_llm
+
+    return _llm_step(args, describe_with_llm, "examples", "int_examples_described+")
 
 
 def _benchmark_path(args) -> Path:
@@ -212,6 +223,16 @@ def cmd_eval_statements(args) -> int:
     return 0
 
 
+def cmd_eval_examples(args) -> int:
+    from dbrouter.benchmark import load_benchmark
+    from dbrouter.eval_examples import run
+
+    bench = load_benchmark(_benchmark_path(args))
+    run(bench, Path(args.workdir) / f"{bench.name}-examples", args.embedder, args.limit, args.json,
+        Path(args.write) if args.write else None, args.benchmark or "$DBROUTER_BENCHMARK")
+    return 0
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="dbrouter", description="Route questions to the database that can answer them.")
     sub = p.add_subparsers(dest="command", required=True)
@@ -254,11 +275,21 @@ def parser() -> argparse.ArgumentParser:
     sp.add_argument("--verbose", action="store_true", help="show dbt's output")
     sp.set_defaults(func=cmd_statements_structure)
 
+    exs = sub.add_parser("examples", help="question/SQL examples: describe with an LLM")
+    exsub = exs.add_subparsers(dest="examples_command", required=True)
+    sp = exsub.add_parser("describe", help="normalised question, main clause, entities, paraphrases by the LLM")
+    common(sp)
+    sp.add_argument("--db", help="only this database")
+    sp.add_argument("--redo", action="store_true", help="ask again for examples already described")
+    sp.add_argument("--verbose", action="store_true", help="show dbt's output")
+    sp.set_defaults(func=cmd_examples_describe)
+
     ev = sub.add_parser("eval", help="benchmarks (results go to BENCHMARKS.md)")
     evsub = ev.add_subparsers(dest="eval_command", required=True)
     for name, func, helptext in (("route", cmd_eval_route, "routing accuracy and latency"),
                                  ("build", cmd_eval_build, "KB build, no-op rebuild, one-database change"),
-                                 ("statements", cmd_eval_statements, "statement retrieval: SbR vs cosine vs BM25")):
+                                 ("statements", cmd_eval_statements, "statement retrieval: SbR vs cosine vs BM25"),
+                                 ("examples", cmd_eval_examples, "example cascade: per-stage firing and precision")):
         sp = evsub.add_parser(name, help=helptext)
         sp.add_argument("--benchmark", help="benchmark directory (or $DBROUTER_BENCHMARK)")
         sp.add_argument("--embedder", choices=["minilm", "hash"])
@@ -268,7 +299,7 @@ def parser() -> argparse.ArgumentParser:
         if name == "route":
             sp.add_argument("--setting", default="in-domain",
                             choices=["in-domain", "schema-only", "cross-domain", "all"])
-        if name in ("route", "statements"):
+        if name in ("route", "statements", "examples"):
             sp.add_argument("--limit", type=int, help="only the first N test questions (smoke runs; not recorded)")
         sp.set_defaults(func=func)
     return p

@@ -20,8 +20,11 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable, TypeVar
 
 from dbrouter.errors import DbrouterError
+
+T = TypeVar("T")
 
 
 class LLMUnavailable(DbrouterError):
@@ -98,3 +101,26 @@ class LLMClient:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps({"model": self.model, "answer": answer}))
         return answer
+
+
+def ask_parsed(llm: LLMClient, system: str, user: str, parse: Callable[[str], T | None]) -> T | None:
+    """Ask, parse strictly, and retry once (bypassing the cache) when the answer is malformed.
+
+    Args:
+        llm: the client.
+        system: system prompt.
+        user: user prompt.
+        parse: returns the parsed value, or None for a malformed answer.
+
+    Returns:
+        The parsed value, or None when both answers were malformed (callers then take the
+        non-LLM path and report it).
+
+    Raises:
+        LLMUnavailable: the endpoint failed.
+    """
+    for attempt in range(2):
+        parsed = parse(llm.complete(system, user, use_cache=attempt == 0))
+        if parsed is not None:
+            return parsed
+    return None

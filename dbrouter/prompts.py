@@ -61,3 +61,24 @@ def statement_prompt(db_id: str, schema_ddl: str, statement: str,
     shots = "\n".join(f"Example:\nDomain Statement: {s}\nTemplated Domain Statement: {t}" for s, t in exemplars)
     return (STATEMENT_SYSTEM.format(db_id=db_id, schema=schema_ddl),
             STATEMENT_USER.format(exemplars=shots, statement=statement))
+
+EXAMPLE_SYSTEM = (
+    "You are a data analyst who documents question/SQL examples of the database {db_id} so that "
+    "similar questions can find them. Answer with one JSON object and nothing else."
+)
+
+EXAMPLE_USER = (
+    "Question: {question}\nSQL: {sql}\n\n"
+    "Return JSON with these keys:\n"
+    '- "normalized_question": the question without specific values, table or column names and display '
+    'words ("show", "list", "display"); generalise conditions ("in 2023" -> "for some time range"); '
+    'keep the directive form ("Show sales data" -> "sales data").\n'
+    '- "main_clause": the primary data request only, without filters, grouping or ordering.\n'
+    '- "requested_entities": list of the key data elements requested (e.g. "number of transactions per region").\n'
+    '- "paraphrases": list of 3 differently worded questions with the same meaning as the normalized question.'
+)
+
+
+def example_prompt(db_id: str, question: str, sql: str) -> tuple[str, str]:
+    """Render the (system, user) prompt that describes one example."""
+    return EXAMPLE_SYSTEM.format(db_id=db_id), EXAMPLE_USER.format(question=question, sql=sql)

@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable
 
-from dbrouter.llm import LLMClient, LLMUnavailable
+from dbrouter.llm import LLMClient, LLMUnavailable, ask_parsed
 from dbrouter.prompts import DEFAULT_STATEMENT_EXEMPLARS, statement_prompt
 from dbrouter.store import LLM_SCHEMA, ensure_tables
 from python_udfs.statements import Schema, resolve_references
@@ -35,6 +35,11 @@ class StructuringReport:
     llm_errors: int = 0
     skipped_cached: int = 0
     notes: list[str] = field(default_factory=list)
+
+    @property
+    def written(self) -> int:
+        """Rows stored in dbrouter_llm (validated or rejected)."""
+        return self.structured + self.invalid
 
     def summary(self) -> str:
         return (f"{self.statements} statements: {self.structured} structured by the LLM, {self.invalid} rejected "
@@ -101,12 +106,8 @@ def structure_with_llm(con, llm: LLMClient, db: str | None = None, redo: bool = 
             continue
         exemplars = shots.get(db_id) or shots.get("*") or DEFAULT_STATEMENT_EXEMPLARS
         system, user = statement_prompt(db_id, ddl.get(db_id) or "", text, exemplars)
-        parsed = None
         try:
-            for attempt in range(2):  # one retry on a malformed answer, bypassing the cache
-                parsed = parse_answer(llm.complete(system, user, use_cache=attempt == 0))
-                if parsed:
-                    break
+            parsed = ask_parsed(llm, system, user, parse_answer)
         except LLMUnavailable as exc:
             report.llm_errors += 1
             report.notes.append(f"{db_id}: {exc}")

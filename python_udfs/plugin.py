@@ -19,6 +19,10 @@ Registered functions:
 * ``dbrouter_structure_statement(statement, schema_json) -> VARCHAR`` - rule-based structuring
   of a domain statement, validated against the schema, as JSON.
 * ``dbrouter_word_count(text) -> INTEGER`` - words as the sub-string splitter counts them.
+* ``dbrouter_describe_example(question, sql, schema_json) -> VARCHAR`` - rule-based example
+  descriptors (normalised question, main clause, requested entities, tables/columns) as JSON.
+* ``dbrouter_normalize_question(question) -> VARCHAR`` / ``dbrouter_main_clause(text) -> VARCHAR``
+  - the same normalisation for an incoming question (no SQL).
 """
 
 from __future__ import annotations
@@ -33,12 +37,14 @@ import pyarrow as pa
 from duckdb.sqltypes import DOUBLE, FLOAT, INTEGER, VARCHAR
 
 from python_udfs.embeddings import DIM, embed_arrow, get_embedder
+from python_udfs.examples import describe_example, main_clause, normalize_question
 from python_udfs.similarity import cosine_arrow
 from python_udfs.statements import schema_from_json, structure_statement
 from python_udfs.text import canonicalize, substrings, words
 
 UDF_NAMES = ("embed", "dbrouter_cosine", "dbrouter_embedder", "dbrouter_canonicalize",
-             "dbrouter_substrings", "dbrouter_structure_statement", "dbrouter_word_count")
+             "dbrouter_substrings", "dbrouter_structure_statement", "dbrouter_word_count",
+             "dbrouter_describe_example", "dbrouter_normalize_question", "dbrouter_main_clause")
 
 # Batches at least this large print a progress line (DuckDB hands arrow UDFs 2,048 rows).
 PROGRESS_MIN_BATCH = 512
@@ -97,6 +103,21 @@ def register_udfs(conn: duckdb.DuckDBPyConnection, embedder: str | None = None) 
     conn.create_function("dbrouter_structure_statement", _structure, [VARCHAR, VARCHAR], VARCHAR,
                          null_handling="special")
     conn.create_function("dbrouter_word_count", _word_count, [VARCHAR], INTEGER, null_handling="special")
+    conn.create_function("dbrouter_describe_example", _describe, [VARCHAR, VARCHAR, VARCHAR], VARCHAR,
+                         null_handling="special")
+    conn.create_function("dbrouter_normalize_question", _normalize, [VARCHAR], VARCHAR, null_handling="special")
+    conn.create_function("dbrouter_main_clause", main_clause, [VARCHAR], VARCHAR, null_handling="special")
+
+
+def _describe(question: str | None, sql: str | None, schema_json: str | None) -> str:
+    schema: dict[str, list[str]] = {}
+    for t, c, _ in schema_from_json(schema_json or "[]").columns:
+        schema.setdefault(t, []).append(c)
+    return describe_example(question, sql, schema).to_json()
+
+
+def _normalize(question: str | None) -> str | None:
+    return normalize_question(question)
 
 
 def _word_count(text: str | None) -> int | None:

@@ -7,6 +7,18 @@
         +-dbrouter__sbr_window words of some statement's text are embedded in one batch, and each
         statement scores the max cosine between its canonical text and the sub-strings within
         +-window words of its own length. db NULL searches every database.
+
+    retrieve_examples(question, db, k := 3)
+        The progressive example cascade; the first stage that finds anything answers:
+          1 exact       - the question equals a stored one (case/space folded): its SQL as is;
+          2 normalized  - normalised question vs examples' normalised questions >= normalized_threshold;
+          3 main_clause - normalised question vs question/normalised/main clause/paraphrases, or
+                          main clause vs main clauses, >= main_clause_threshold;
+          4 expanded    - any descriptor >= expanded_threshold, re-ranked by
+                          0.5 x cosine(question, best descriptor) + 0.5 x word Jaccard of the
+                          normalised questions (documented lexical/embedding re-rank: no
+                          cross-encoder weights can be installed offline).
+        Thresholds come from kb_example_thresholds. db NULL searches every database.
 -#}
 {% macro create_retrieval_functions() -%}
   {{ return(adapter.dispatch('create_retrieval_functions', 'dbrouter')()) }}
@@ -61,4 +73,79 @@ from scored as sc
 join st on st.statement_id = sc.statement_id
 order by sc.score desc, st.statement_id
 limit greatest(coalesce(k, 4), 1);
+
+create or replace macro retrieve_examples(question, db, k := 3) as table
+with q as (
+    select
+        cast(question as varchar) as q_text,
+        lower(trim(cast(question as varchar))) as q_exact,
+        dbrouter_normalize_question(left(cast(question as varchar), {{ var('dbrouter__max_question_chars') }})) as q_norm
+    where nullif(trim(cast(question as varchar)), '') is not null
+),
+qv as (
+    select q.*, dbrouter_main_clause(q_norm) as q_main from q
+),
+vec as (
+    select qv.*, embed(q_text) as v_i, embed(q_norm) as v_n, embed(q_main) as v_m, dbrouter_embedder() as model
+    from qv
+),
+th as (
+    select * from {{ s }}.kb_example_thresholds
+),
+ex as (
+    select * from {{ s }}.kb_examples where db is null or db_id = db
+),
+d as (
+    select e.source_id as example_id, e.doc_kind, e.embedding
+    from {{ s }}.kb_document_embeddings as e, vec
+    where e.doc_kind like 'example%' and (db is null or e.db_id = db) and e.embedding_model = vec.model
+),
+sims as (
+    select
+        d.example_id,
+        max(case when d.doc_kind = 'example_normalized' then {{ dbrouter.cosine_similarity('d.embedding', 'vec.v_n') }} end) as s_norm,
+        max(case when d.doc_kind in ('example', 'example_normalized', 'example_main_clause', 'example_paraphrase')
+                 then {{ dbrouter.cosine_similarity('d.embedding', 'vec.v_n') }} end) as s_norm_any,
+        max(case when d.doc_kind = 'example_main_clause' then {{ dbrouter.cosine_similarity('d.embedding', 'vec.v_m') }} end) as s_main,
+        max(greatest({{ dbrouter.cosine_similarity('d.embedding', 'vec.v_i') }},
+                     {{ dbrouter.cosine_similarity('d.embedding', 'vec.v_n') }})) as s_any
+    from d, vec
+    group by 1
+),
+candidates as (
+    select 1 as stage, 'exact' as stage_name, ex.example_id, 1.0 as score, 1.0 as threshold
+    from ex, vec where lower(trim(ex.question)) = vec.q_exact
+    union all
+    select 2, 'normalized', s.example_id, s.s_norm, th.normalized_threshold
+    from sims as s, th where s.s_norm >= th.normalized_threshold
+    union all
+    select 3, 'main_clause', s.example_id, greatest(s.s_norm_any, coalesce(s.s_main, 0)), th.main_clause_threshold
+    from sims as s, th where greatest(s.s_norm_any, coalesce(s.s_main, 0)) >= th.main_clause_threshold
+    union all
+    select 4, 'expanded', s.example_id,
+        0.5 * s.s_any + 0.5 * (
+            len(list_intersect(list_distinct(string_split(vec.q_norm, ' ')), list_distinct(string_split(ex.normalized_question, ' '))))
+            / greatest(len(list_distinct(list_concat(string_split(vec.q_norm, ' '), string_split(ex.normalized_question, ' ')))), 1)),
+        th.expanded_threshold
+    from sims as s
+    join ex on ex.example_id = s.example_id
+    cross join vec
+    cross join th
+    where s.s_any >= th.expanded_threshold
+),
+first_stage as (
+    select * from candidates where stage = (select min(stage) from candidates)
+),
+best as (
+    select example_id, max(stage) as stage, any_value(stage_name) as stage_name, max(score) as score, max(threshold) as threshold
+    from first_stage group by 1
+)
+select
+    cast(row_number() over (order by b.score desc, b.example_id) as integer) as rank,
+    b.stage_name as stage, ex.db_id, b.example_id, ex.question, ex.sql_text, ex.tables_used,
+    round(cast(b.score as double), 4) as score, round(cast(b.threshold as double), 4) as threshold
+from best as b
+join ex on ex.example_id = b.example_id
+order by b.score desc, b.example_id
+limit greatest(coalesce(k, 3), 1);
 {%- endmacro %}

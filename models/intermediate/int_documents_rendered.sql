@@ -3,7 +3,9 @@
 --              (the column-document format of column-level schema retrievers);
 --   table    : its name, label, description and column labels (DDL text: kb_tables.table_ddl);
 --   database : its tables with their column labels and its description;
---   example  : the example question;  statement : its canonical expression (or whole text).
+--   example  : the example question, plus one document per descriptor (example_normalized,
+--              example_main_clause, example_entities, example_paraphrase);
+--   statement : its canonical expression (or whole text).
 -- `document_text` is what is embedded; `content_hash` includes the embedding model name, so
 -- switching models re-embeds and an unchanged document is never embedded twice.
 with cols as (
@@ -31,7 +33,8 @@ column_docs as (
         || coalesce(' | description: ' || column_description, '')
         || coalesce(' | values: ' || value_description, '')
         || case when len(sample_values) > 0 then ' | examples: ' || array_to_string(sample_values, ', ') else '' end
-        as document_text
+        as document_text,
+        column_key as source_id
     from cols
 ),
 table_docs as (
@@ -45,7 +48,8 @@ table_docs as (
         'table ' || t.table_name || ' (' || t.table_label || ')'
         || coalesce(': ' || t.table_description, '')
         || ' | columns: ' || coalesce(t.column_labels, '')
-        as document_text
+        as document_text,
+        t.table_key as source_id
     from tables as t
 ),
 db_tables as (
@@ -66,18 +70,32 @@ database_docs as (
         'database ' || d.db_id || ' (' || regexp_replace(d.db_id, '[_\W]+', ' ', 'g') || ')'
         || coalesce(': ' || d.database_description, '')
         || ' | tables: ' || coalesce(dt.tables_text, '')
-        as document_text
+        as document_text,
+        d.db_id as source_id
     from dbs as d
     left join db_tables as dt on dt.db_id = d.db_id
 ),
 example_docs as (
-    select 'example', example_id, db_id, null, null, sql_text, question
-    from {{ ref('int_examples_unioned') }}
-    where has_known_database
+    select 'example', example_id, db_id, null, null, sql_text, question, example_id
+    from {{ ref('int_examples_described') }}
+),
+example_descriptor_docs as (
+    select 'example_normalized', example_id, db_id, null, null, sql_text, normalized_question, example_id
+    from {{ ref('int_examples_described') }} where nullif(normalized_question, '') is not null
+    union all
+    select 'example_main_clause', example_id, db_id, null, null, sql_text, main_clause, example_id
+    from {{ ref('int_examples_described') }} where nullif(main_clause, '') is not null
+    union all
+    select 'example_entities', example_id, db_id, null, null, sql_text, array_to_string(requested_entities, '; '), example_id
+    from {{ ref('int_examples_described') }} where len(requested_entities) > 0
+    union all
+    select 'example_paraphrase', example_id || '#' || cast(p.i as varchar), db_id, null, null, sql_text, p.text, example_id
+    from {{ ref('int_examples_described') }},
+         lateral (select unnest(paraphrases) as text, generate_subscripts(paraphrases, 1) as i) as p
 ),
 statement_docs as (
     -- the canonical expression (text part) is embedded: it is what sub-string retrieval matches
-    select 'statement', statement_id, db_id, null, null, statement_text, retrieval_text
+    select 'statement', statement_id, db_id, null, null, statement_text, retrieval_text, statement_id
     from {{ ref('int_statements_structured') }}
 ),
 all_docs as (
@@ -85,6 +103,7 @@ all_docs as (
     union all select * from table_docs
     union all select * from database_docs
     union all select * from example_docs
+    union all select * from example_descriptor_docs
     union all select * from statement_docs
 )
 select
@@ -95,5 +114,6 @@ select
     column_name,
     doc_label,
     document_text,
+    source_id,
     {{ dbt.hash("'" ~ var('dbrouter__embedding_model') ~ "' || chr(0) || document_text") }} as content_hash
 from all_docs

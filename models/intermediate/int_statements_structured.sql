@@ -7,11 +7,7 @@ with statements as (
     where has_known_database
 ),
 schemas as (
-    select
-        db_id,
-        cast(to_json(list([table_name, column_name, column_label] order by table_name, ordinal_position)) as varchar) as schema_json
-    from {{ ref('int_columns_keyed') }}
-    group by 1
+    select * from {{ ref('int_database_schemas_listed') }}
 ),
 rules as (
     select

@@ -4,7 +4,7 @@
   {% do log("dbrouter: embedded " ~ embedded.columns[0].values()[0] ~ " new or changed documents in this build", info=True) %}
 {% endif %}
 select
-    d.document_id, d.doc_kind, d.db_id, d.table_name, d.column_name, d.doc_label, d.content_hash,
+    d.document_id, d.doc_kind, d.db_id, d.table_name, d.column_name, d.doc_label, d.source_id, d.content_hash,
     c.embedding_model, c.embedding
 from {{ ref('kb_documents') }} as d
 join {{ ref('kb_embedding_cache') }} as c on c.content_hash = d.content_hash

@@ -1,0 +1,162 @@
+"""Rule-based descriptors of question/SQL examples (the non-LLM path).
+
+* normalised question: values from the SQL and constants replaced by generic terms, time
+  conditions generalised ("in 2023" -> "for some time range"), display words removed
+  ("Show sales data" -> "sales data"), identifiers (snake_case names) dropped, lower case;
+* main clause: the normalised question cut before its first modifier (filters, grouping,
+  ordering): "number of active users by country" -> "number of active users";
+* requested entities: the SELECT list read from the SQL ("count of singer", "name of stadium");
+* tables and columns used: parsed from the SQL with sqlglot (aliases resolved).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import asdict, dataclass, field
+
+import sqlglot
+from sqlglot import exp
+
+from python_udfs.text import DATE_PLACEHOLDER, canonicalize
+
+DISPLAY = re.compile(
+    r"^(?:please\s+)?(?:(?:can|could|would)\s+you\s+)?(?:show(?:\s+me)?|display|list(?:\s+all)?|give(?:\s+me)?|"
+    r"get|find(?:\s+out)?|return|tell\s+me|provide|retrieve|fetch|report|generate(?:\s+a\s+chart\s+of)?|"
+    r"what\s+(?:is|are|was|were)|which\s+(?:is|are)|who\s+(?:is|are))\s+", re.IGNORECASE)
+TIME_CONDITION = re.compile(
+    rf"\b(?:in|during|since|before|after|from|until|by|on|between)\s+(?:the\s+(?:year|month|date)\s+)?"
+    rf"(?:{re.escape(DATE_PLACEHOLDER)}|year\s+100|100)(?:\s+(?:and|to)\s+(?:{re.escape(DATE_PLACEHOLDER)}|100))?",
+    re.IGNORECASE)
+MODIFIER = re.compile(
+    r"\s(?:by|in|over|during|from|where|whose|who|that|which|with|without|sorted|ordered|order|since|"
+    r"before|after|between|whose|having|than|when|if|at|on|under|above|below)\s|,", re.IGNORECASE)
+
+
+@dataclass
+class ExampleDescriptors:
+    normalized_question: str
+    main_clause: str
+    requested_entities: list[str] = field(default_factory=list)
+    tables: list[str] = field(default_factory=list)
+    columns: list[str] = field(default_factory=list)
+    sql_parsed: bool = True
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self))
+
+
+def _literals(sql: str | None) -> list[str]:
+    return [m for m in re.findall(r"'([^']{1,80})'|\"([^\"]{1,80})\"", sql or "") for m in m if m]
+
+
+def normalize_question(question: str | None, sql: str | None = None) -> str | None:
+    """Normalised form of a question (see module doc).
+
+    Args:
+        question: the question.
+        sql: its SQL when known (its string literals mark the values to abstract).
+
+    Returns:
+        The normalised question, or None for an empty question.
+    """
+    if not question or not question.strip():
+        return None
+    q = question.strip()
+    for lit in sorted(set(_literals(sql)), key=len, reverse=True):
+        q = re.sub(re.escape(lit), "some value", q, flags=re.IGNORECASE)
+    q = re.sub(r"[\"“”‘’']([^\"“”‘’']{1,80})[\"“”‘’']", "some value", q)
+    q = canonicalize(q) or ""
+    q = TIME_CONDITION.sub("for some time range", q)
+    q = q.replace(DATE_PLACEHOLDER, "some time").replace(" 100 ", " some number ")
+    q = re.sub(r"\b100\b", "some number", q)
+    q = re.sub(r"\b[a-z]+_[a-z_0-9]+\b", "", q, flags=re.IGNORECASE)  # snake_case identifiers
+    q = re.sub(r"[?!.;:]+$", "", q.strip())
+    prev = None
+    while prev != q:
+        prev = q
+        q = DISPLAY.sub("", q).strip()
+    q = re.sub(r"^(?:the|a|an|all|me)\s+", "", q, flags=re.IGNORECASE)
+    return " ".join(q.lower().split()) or question.strip().lower()
+
+
+def main_clause(normalized: str | None) -> str | None:
+    """The primary data request: the normalised question cut before its first modifier."""
+    if not normalized:
+        return None
+    text = f" {normalized} "
+    m = MODIFIER.search(text, 1)
+    head = text[:m.start()] if m and m.start() > 1 else text
+    return " ".join(head.split()) or normalized
+
+
+def _label(name: str) -> str:
+    return re.sub(r"[_\s]+", " ", re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", name)).strip().lower()
+
+
+def parse_sql(sql: str | None, schema: dict[str, list[str]] | None = None
+              ) -> tuple[list[str], list[str], list[str], bool]:
+    """Tables, columns and SELECT-list entities of a SQL query.
+
+    Args:
+        sql: the query (SQLite dialect, as in the benchmarks).
+        schema: table -> column names, to place unqualified columns (optional).
+
+    Returns:
+        (tables, table.column list, requested entities, parsed?)
+    """
+    if not sql or not sql.strip():
+        return [], [], [], False
+    try:
+        tree = sqlglot.parse_one(sql, read="sqlite")
+    except (sqlglot.errors.ParseError, sqlglot.errors.TokenError, ValueError):
+        return [], [], [], False
+    if tree is None:
+        return [], [], [], False
+    alias: dict[str, str] = {}
+    tables: list[str] = []
+    for t in tree.find_all(exp.Table):
+        if t.name:
+            tables.append(t.name)
+            alias[(t.alias or t.name).lower()] = t.name
+    tables = list(dict.fromkeys(tables))
+    lower_schema = {k.lower(): {c.lower(): c for c in v} for k, v in (schema or {}).items()}
+    columns: list[str] = []
+    for c in tree.find_all(exp.Column):
+        if not c.name:
+            continue
+        owner = alias.get(c.table.lower()) if c.table else None
+        if owner is None:
+            owners = [t for t in tables if c.name.lower() in lower_schema.get(t.lower(), {})]
+            owner = owners[0] if owners else (tables[0] if len(tables) == 1 else None)
+        name = lower_schema.get((owner or "").lower(), {}).get(c.name.lower(), c.name)
+        columns.append(f"{owner}.{name}" if owner else name)
+    entities: list[str] = []
+    select = tree if isinstance(tree, exp.Select) else tree.find(exp.Select)
+    for e in (select.expressions if select else []):
+        inner = e.this if isinstance(e, exp.Alias) else e
+        agg = inner.key if isinstance(inner, exp.AggFunc) else ""
+        col = inner.find(exp.Column)
+        star = inner.find(exp.Star)
+        owner = alias.get(col.table.lower(), tables[0] if tables else "") if col is not None and col.table else (tables[0] if tables else "")
+        what = _label(col.name) if col is not None else ("rows" if star is not None else _label(inner.sql()))
+        text = f"{ {'avg': 'average', 'count': 'count', 'sum': 'total', 'max': 'maximum', 'min': 'minimum'}.get(agg, agg)} {what}".strip()
+        entities.append(f"{text} of {_label(owner)}" if owner else text)
+    return tables, list(dict.fromkeys(columns)), list(dict.fromkeys(entities)), True
+
+
+def describe_example(question: str | None, sql: str | None, schema: dict[str, list[str]] | None = None
+                     ) -> ExampleDescriptors:
+    """All rule-based descriptors of one example.
+
+    Args:
+        question: the example question.
+        sql: its SQL.
+        schema: table -> columns of its database (optional).
+
+    Returns:
+        The :class:`ExampleDescriptors`.
+    """
+    normalized = normalize_question(question, sql) or ""
+    tables, columns, entities, ok = parse_sql(sql, schema)
+    return ExampleDescriptors(normalized, main_clause(normalized) or "", entities, tables, columns, ok)
