@@ -6,7 +6,7 @@ WAREHOUSE ?= .dbrouter/demo.duckdb
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: setup demo test build clean
+.PHONY: setup demo test lint clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -31,7 +31,11 @@ demo: setup
 		"Which orchestra has the most performances?"
 
 test: setup
+	$(BIN)/ruff check dbrouter python_udfs tests scripts
 	$(BIN)/python -m pytest -q
+
+lint: setup
+	$(BIN)/ruff check dbrouter python_udfs tests scripts
 
 clean:
 	rm -rf .dbrouter target logs

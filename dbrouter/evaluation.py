@@ -11,7 +11,6 @@ import os
 import platform
 import random
 import re
-import shutil
 import statistics
 import sys
 import time

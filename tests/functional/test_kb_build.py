@@ -6,9 +6,6 @@ import json
 import re
 import shutil
 import sqlite3
-import subprocess
-import sys
-from pathlib import Path
 
 import duckdb
 import pytest
