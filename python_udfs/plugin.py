@@ -21,8 +21,8 @@ Registered functions:
 * ``dbrouter_word_count(text) -> INTEGER`` - words as the sub-string splitter counts them.
 * ``dbrouter_describe_example(question, sql, schema_json) -> VARCHAR`` - rule-based example
   descriptors (normalised question, main clause, requested entities, tables/columns) as JSON.
-* ``dbrouter_normalize_question(question) -> VARCHAR`` / ``dbrouter_main_clause(text) -> VARCHAR``
-  - the same normalisation for an incoming question (no SQL).
+* ``dbrouter_normalize_question(question) -> VARCHAR`` - the same normalisation for an incoming
+  question (no SQL).
 """
 
 from __future__ import annotations
@@ -37,14 +37,14 @@ import pyarrow as pa
 from duckdb.sqltypes import DOUBLE, FLOAT, INTEGER, VARCHAR
 
 from python_udfs.embeddings import DIM, embed_arrow, get_embedder
-from python_udfs.examples import describe_example, main_clause, normalize_question
+from python_udfs.examples import describe_example, normalize_question
 from python_udfs.similarity import cosine_arrow
 from python_udfs.statements import schema_from_json, structure_statement
 from python_udfs.text import canonicalize, substrings, words
 
 UDF_NAMES = ("embed", "dbrouter_cosine", "dbrouter_embedder", "dbrouter_canonicalize",
              "dbrouter_substrings", "dbrouter_structure_statement", "dbrouter_word_count",
-             "dbrouter_describe_example", "dbrouter_normalize_question", "dbrouter_main_clause")
+             "dbrouter_describe_example", "dbrouter_normalize_question")
 
 # Batches at least this large print a progress line (DuckDB hands arrow UDFs 2,048 rows).
 PROGRESS_MIN_BATCH = 512
@@ -106,7 +106,6 @@ def register_udfs(conn: duckdb.DuckDBPyConnection, embedder: str | None = None) 
     conn.create_function("dbrouter_describe_example", _describe, [VARCHAR, VARCHAR, VARCHAR], VARCHAR,
                          null_handling="special")
     conn.create_function("dbrouter_normalize_question", _normalize, [VARCHAR], VARCHAR, null_handling="special")
-    conn.create_function("dbrouter_main_clause", main_clause, [VARCHAR], VARCHAR, null_handling="special")
 
 
 def _describe(question: str | None, sql: str | None, schema_json: str | None) -> str:

@@ -12,8 +12,8 @@
         The progressive example cascade; the first stage that finds anything answers:
           1 exact       - the question equals a stored one (case/space folded): its SQL as is;
           2 normalized  - normalised question vs examples' normalised questions >= normalized_threshold;
-          3 main_clause - normalised question vs question/normalised/main clause/paraphrases, or
-                          main clause vs main clauses, >= main_clause_threshold;
+          3 main_clause - normalised question vs the examples' question, normalised question,
+                          main clause and paraphrases >= main_clause_threshold (lower);
           4 expanded    - any descriptor >= expanded_threshold, re-ranked by
                           0.5 x cosine(question, best descriptor) + 0.5 x word Jaccard of the
                           normalised questions (documented lexical/embedding re-rank: no
@@ -82,12 +82,9 @@ with q as (
         dbrouter_normalize_question(left(cast(question as varchar), {{ var('dbrouter__max_question_chars') }})) as q_norm
     where nullif(trim(cast(question as varchar)), '') is not null
 ),
-qv as (
-    select q.*, dbrouter_main_clause(q_norm) as q_main from q
-),
 vec as (
-    select qv.*, embed(q_text) as v_i, embed(q_norm) as v_n, embed(q_main) as v_m, dbrouter_embedder() as model
-    from qv
+    select q.*, embed(q_text) as v_i, embed(q_norm) as v_n, dbrouter_embedder() as model
+    from q
 ),
 th as (
     select * from {{ s }}.kb_example_thresholds
@@ -106,7 +103,6 @@ sims as (
         max(case when d.doc_kind = 'example_normalized' then {{ dbrouter.cosine_similarity('d.embedding', 'vec.v_n') }} end) as s_norm,
         max(case when d.doc_kind in ('example', 'example_normalized', 'example_main_clause', 'example_paraphrase')
                  then {{ dbrouter.cosine_similarity('d.embedding', 'vec.v_n') }} end) as s_norm_any,
-        max(case when d.doc_kind = 'example_main_clause' then {{ dbrouter.cosine_similarity('d.embedding', 'vec.v_m') }} end) as s_main,
         max(greatest({{ dbrouter.cosine_similarity('d.embedding', 'vec.v_i') }},
                      {{ dbrouter.cosine_similarity('d.embedding', 'vec.v_n') }})) as s_any
     from d, vec
@@ -119,8 +115,8 @@ candidates as (
     select 2, 'normalized', s.example_id, s.s_norm, th.normalized_threshold
     from sims as s, th where s.s_norm >= th.normalized_threshold
     union all
-    select 3, 'main_clause', s.example_id, greatest(s.s_norm_any, coalesce(s.s_main, 0)), th.main_clause_threshold
-    from sims as s, th where greatest(s.s_norm_any, coalesce(s.s_main, 0)) >= th.main_clause_threshold
+    select 3, 'main_clause', s.example_id, s.s_norm_any, th.main_clause_threshold
+    from sims as s, th where s.s_norm_any >= th.main_clause_threshold
     union all
     select 4, 'expanded', s.example_id,
         0.5 * s.s_any + 0.5 * (

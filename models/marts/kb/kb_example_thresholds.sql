@@ -1,14 +1,14 @@
 -- Thresholds of the example cascade, calibrated from the KB's own examples on every build
 -- (printed in the build log). Distributions, per database:
 --   inter_normalized : each example's normalised question vs the nearest *other* example's one;
---   inter_norm_main  : the same for normalised questions and main clauses (like with like);
 --   intra            : every pair of descriptors (question, normalised, main clause, entities,
 --                      paraphrases) of one example.
--- normalized_threshold = P95(inter_normalized)                 (stage 2: only 5% of different
---                                                                examples come this close)
--- main_clause_threshold = min(P90(inter_norm_main), stage 2)   (stage 3: lower)
--- expanded_threshold = min(P01(intra), stage 3)                (stage 4: keeps 99% of an
---                                                                example's own descriptor pairs)
+-- normalized_threshold  = P95(inter_normalized)   (stage 2: only 5% of different examples
+--                                                   come this close)
+-- main_clause_threshold = P90(inter_normalized)   (stage 3: lower, and compared against more
+--                                                   fields: question, normalised, main clause)
+-- expanded_threshold    = min(P01(intra), stage 3) (stage 4: keeps 99% of an example's own
+--                                                   descriptor pairs)
 -- With no examples the thresholds are 1.0 and the cascade never fires.
 {{ config(post_hook="{{ dbrouter.log_example_thresholds() }}") }}
 with emb as (
@@ -16,16 +16,14 @@ with emb as (
     from {{ ref('kb_document_embeddings') }}
     where doc_kind like 'example%'
 ),
-norm_main as (
-    select * from emb where doc_kind in ('example_normalized', 'example_main_clause')
+normalized as (
+    select * from emb where doc_kind = 'example_normalized'
 ),
-inter_norm_main as (
-    select a.example_id, a.doc_kind,
-           max({{ dbrouter.cosine_similarity('a.embedding', 'b.embedding') }}) as sim
-    from norm_main as a
-    join norm_main as b
-      on b.db_id = a.db_id and b.doc_kind = a.doc_kind and b.example_id <> a.example_id
-    group by 1, 2
+inter_normalized as (
+    select a.example_id, max({{ dbrouter.cosine_similarity('a.embedding', 'b.embedding') }}) as sim
+    from normalized as a
+    join normalized as b on b.db_id = a.db_id and b.example_id <> a.example_id
+    group by 1
 ),
 intra as (
     select {{ dbrouter.cosine_similarity('a.embedding', 'b.embedding') }} as sim
@@ -34,16 +32,15 @@ intra as (
 ),
 stats as (
     select
-        (select percentile_cont(0.95) within group (order by sim) from inter_norm_main
-          where doc_kind = 'example_normalized') as p95_inter_normalized,
-        (select percentile_cont(0.90) within group (order by sim) from inter_norm_main) as p90_inter_norm_main,
+        (select percentile_cont(0.95) within group (order by sim) from inter_normalized) as p95_inter_normalized,
+        (select percentile_cont(0.90) within group (order by sim) from inter_normalized) as p90_inter_normalized,
         (select percentile_cont(0.01) within group (order by sim) from intra) as p01_intra,
         (select count(distinct example_id) from emb) as n_examples
 )
 select
     n_examples,
     cast(coalesce(p95_inter_normalized, 1.0) as double) as normalized_threshold,
-    cast(least(coalesce(p90_inter_norm_main, 1.0), coalesce(p95_inter_normalized, 1.0)) as double) as main_clause_threshold,
-    cast(least(coalesce(p01_intra, 1.0), coalesce(p90_inter_norm_main, 1.0), coalesce(p95_inter_normalized, 1.0)) as double) as expanded_threshold,
+    cast(coalesce(p90_inter_normalized, 1.0) as double) as main_clause_threshold,
+    cast(least(coalesce(p01_intra, 1.0), coalesce(p90_inter_normalized, 1.0)) as double) as expanded_threshold,
     current_timestamp as calibrated_at
 from stats
