@@ -164,6 +164,30 @@ def cmd_statements_structure(args) -> int:
     return _llm_step(args, structure_with_llm, "statements", "int_statements_structured+")
 
 
+def cmd_retrieve(args) -> int:
+    from dataclasses import asdict
+
+    from dbrouter.retrieval import retrieve_examples, retrieve_statements
+    from dbrouter.warehouse import connect
+
+    fn = retrieve_statements if args.command == "statements" else retrieve_examples
+    con = connect(_warehouse(args), embedder=args.embedder)
+    try:
+        found = fn(con, args.question, args.db, args.k)
+    finally:
+        con.close()
+    if args.json:
+        print(json.dumps([asdict(f) for f in found]))
+    elif not found:
+        print("nothing found" if (args.question or "").strip() else "nothing found: the question is empty")
+    for f in found if not args.json else []:
+        if args.command == "statements":
+            print(f"{f.rank}. [{f.db_id}] {f.statement}   score {f.score} (matched: {f.matched_text!r})")
+        else:
+            print(f"{f.rank}. [{f.db_id}] stage {f.stage}, score {f.score} >= {f.threshold}: {f.question}\n   {f.sql}")
+    return 0
+
+
 def cmd_examples_describe(args) -> int:
     from dbrouter.describing import describe_with_llm
 
@@ -273,6 +297,13 @@ def parser() -> argparse.ArgumentParser:
     sp.add_argument("--redo", action="store_true", help="ask again for statements already structured")
     sp.add_argument("--verbose", action="store_true", help="show dbt's output")
     sp.set_defaults(func=cmd_statements_structure)
+    sp = stsub.add_parser("retrieve", help="statements for a question (sub-string based retrieval)")
+    common(sp)
+    sp.add_argument("question")
+    sp.add_argument("--db", help="only this database")
+    sp.add_argument("--k", type=int, default=4)
+    sp.add_argument("--json", action="store_true")
+    sp.set_defaults(func=cmd_retrieve)
 
     exs = sub.add_parser("examples", help="question/SQL examples: describe with an LLM")
     exsub = exs.add_subparsers(dest="examples_command", required=True)
@@ -282,6 +313,13 @@ def parser() -> argparse.ArgumentParser:
     sp.add_argument("--redo", action="store_true", help="ask again for examples already described")
     sp.add_argument("--verbose", action="store_true", help="show dbt's output")
     sp.set_defaults(func=cmd_examples_describe)
+    sp = exsub.add_parser("retrieve", help="examples for a question (the progressive cascade)")
+    common(sp)
+    sp.add_argument("question")
+    sp.add_argument("--db", help="only this database")
+    sp.add_argument("--k", type=int, default=3)
+    sp.add_argument("--json", action="store_true")
+    sp.set_defaults(func=cmd_retrieve)
 
     ev = sub.add_parser("eval", help="benchmarks (results go to BENCHMARKS.md)")
     evsub = ev.add_subparsers(dest="eval_command", required=True)

@@ -7,7 +7,8 @@ canonical form (constants replaced, case and spacing folded) - only those can be
 questions with none are counted but not scored. Three retrievers rank the question's own
 database's statements: SbR (the warehouse's ``retrieve_statements``), whole-question cosine
 (same statement vectors) and BM25 (``rank_bm25`` over the canonical statement texts).
-Metrics: recall@K and F1@K for K = number of gold statements (where P = R = F1), 4 and 10.
+Metrics: recall@K and F1@K for K = number of gold statements (where P = R = F1), 4 and 10
+(the question's score counts each distinct gold statement found in the top K once).
 """
 
 from __future__ import annotations
@@ -51,22 +52,31 @@ class Scores:
     f1_k: float = 0.0
     recall_4: float = 0.0
     recall_10: float = 0.0
+    f1_4: float = 0.0
+    f1_10: float = 0.0
+
+    @staticmethod
+    def _f1(hits: int, k: int, n_gold: int) -> float:
+        prec, rec = hits / k, hits / n_gold
+        return 0.0 if hits == 0 else 2 * prec * rec / (prec + rec)
 
     def add(self, ranked_keys: list[str], gold: set[str]) -> None:
-        k = len(gold)
+        """Score one question: ``ranked_keys`` are the retrieved statements' keys, best first."""
+        g = len(gold)
         hits = lambda m: len(set(ranked_keys[:m]) & gold)  # noqa: E731
         self.n += 1
-        rec = hits(k) / k
-        prec = hits(k) / k
-        self.recall_k += rec
-        self.f1_k += 0 if rec + prec == 0 else 2 * rec * prec / (rec + prec)
-        self.recall_4 += hits(4) / k
-        self.recall_10 += hits(10) / k
+        self.recall_k += hits(g) / g
+        self.f1_k += self._f1(hits(g), g, g)
+        self.recall_4 += hits(4) / g
+        self.recall_10 += hits(10) / g
+        self.f1_4 += self._f1(hits(4), 4, g)
+        self.f1_10 += self._f1(hits(10), 10, g)
 
     def mean(self) -> dict[str, float]:
         n = self.n or 1
         return {"recall_at_gold": round(self.recall_k / n, 4), "f1": round(self.f1_k / n, 4),
-                "recall_at_4": round(self.recall_4 / n, 4), "recall_at_10": round(self.recall_10 / n, 4)}
+                "recall_at_4": round(self.recall_4 / n, 4), "recall_at_10": round(self.recall_10 / n, 4),
+                "f1_at_4": round(self.f1_4 / n, 4), "f1_at_10": round(self.f1_10 / n, 4)}
 
 
 def _build(bench: Benchmark, workdir: Path, embedder: str | None, log) -> Path:
@@ -149,12 +159,14 @@ def eval_statements(bench: Benchmark, workdir: Path, embedder: str | None, limit
 
 def statements_block(r: dict, command: str) -> str:
     rows = "\n".join(
-        f"| {m} | {r[f'{m}_f1']:.4f} | {r[f'{m}_recall_at_gold']:.4f} | {r[f'{m}_recall_at_4']:.4f} | {r[f'{m}_recall_at_10']:.4f} |"
+        f"| {m} | {r[f'{m}_f1']:.4f} | {r[f'{m}_recall_at_gold']:.4f} | {r[f'{m}_recall_at_4']:.4f} | "
+        f"{r[f'{m}_f1_at_4']:.4f} | {r[f'{m}_recall_at_10']:.4f} | {r[f'{m}_f1_at_10']:.4f} |"
         for m in METHODS)
     return (f"#### eval statements: {r['benchmark']}\n\n"
             f"{r['n']} test questions scored (of {r['n_with_evidence']} with evidence; the others have no gold "
             f"statement in the train-built repository of {r['statements']} statements).\n\n"
-            f"| retriever | F1 (K = #gold) | recall@#gold | recall@4 | recall@10 |\n|---|---|---|---|---|\n{rows}\n\n"
+            f"| retriever | F1 (K = #gold) | recall@#gold | recall@4 | F1@4 | recall@10 | F1@10 |\n"
+            f"|---|---|---|---|---|---|---|\n{rows}\n\n"
             f"SbR `retrieve_statements` p50 {r['sbr_p50_ms']} ms per question.\n\n"
             f"Command: `{command}` - {time.strftime('%Y-%m-%d')}, {machine()}; {r['seconds']}s.\n")
 

@@ -75,3 +75,17 @@ def test_llm_descriptors_with_fake_server(tmp_path):
     assert all(r[1] == "llm:fake-2" and r[2] == "orchestras of some record company" for r in orch)
     assert all(r[1] == "rules" for r in rows if r[0] != "orchestra")
     assert paraphrase_docs == [(3,)]
+
+
+def test_python_and_cli_retrieval(built_kb, kb_con):
+    import dbrouter
+
+    stmts = dbrouter.retrieve_statements(kb_con, "How many male singers are there?", "concert_singer", k=2)
+    assert stmts[0].snippet == "singer.Is_male = 'T'" and stmts[0].rank == 1
+    question = kb_con.execute("select question from kb_examples where db_id = 'orchestra' limit 1").fetchall()[0][0]
+    exs = dbrouter.retrieve_examples(kb_con, question, "orchestra")
+    assert exs[0].stage == "exact" and exs[0].db_id == "orchestra" and exs[0].tables_used
+    out = run_cli("examples", "retrieve", "--warehouse", str(built_kb["warehouse"]), "--json", question)
+    assert json.loads(out.stdout)[0]["stage"] == "exact"
+    out = run_cli("statements", "retrieve", "--warehouse", str(built_kb["warehouse"]), "big stores?", "--k", "1")
+    assert out.stdout.startswith("1. [store_product] 'big stores' refers to")

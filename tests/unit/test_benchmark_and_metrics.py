@@ -53,3 +53,15 @@ def test_update_benchmarks_md_replaces_only_its_block(tmp_path):
     update_benchmarks_md(md, "k1", "second")
     text = md.read_text()
     assert "intro" in text and "second" in text and "other" in text and "first" not in text
+
+
+def test_statement_scores_recall_and_f1_at_k():
+    from dbrouter.eval_statements import Scores, gold_statements, statement_key
+
+    s = Scores()
+    s.add(["a", "x", "b", "y", "z"], {"a", "b"})
+    m = s.mean()
+    assert m["recall_at_gold"] == 0.5 and m["f1"] == 0.5
+    assert m["recall_at_4"] == 1.0 and m["f1_at_4"] == round(2 * 0.5 * 1.0 / 1.5, 4)
+    assert gold_statements("a refers to x; b = 1 ;") == ["a refers to x", "b = 1"]
+    assert statement_key("'In 2017' refers to year = 2017.") == statement_key("in 2019 refers to year = 2019")

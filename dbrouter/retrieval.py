@@ -1,0 +1,72 @@
+"""Statement and example retrieval from Python: typed wrappers over the warehouse's
+``retrieve_statements`` and ``retrieve_examples`` table macros (the SQL is the one implementation)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass
+class RetrievedStatement:
+    """One statement found by sub-string based retrieval."""
+
+    rank: int
+    db_id: str
+    statement_id: str
+    statement: str
+    expression: str | None
+    snippet: str | None
+    structure_status: str
+    score: float
+    matched_text: str
+
+
+@dataclass
+class RetrievedExample:
+    """One example found by the cascade; ``stage`` says which stage answered."""
+
+    rank: int
+    stage: str
+    db_id: str
+    example_id: str
+    question: str
+    sql: str
+    tables_used: list[str]
+    score: float
+    threshold: float
+
+
+def retrieve_statements(con, question: str | None, db: str | None = None, k: int = 4) -> list[RetrievedStatement]:
+    """Top-``k`` domain statements for ``question`` (SbR).
+
+    Args:
+        con: connection from :func:`dbrouter.connect`.
+        question: the question (None/empty give an empty list).
+        db: restrict to one database (None = all).
+        k: how many.
+
+    Returns:
+        Ranked :class:`RetrievedStatement` list.
+    """
+    rows = con.execute(
+        "select rank, db_id, statement_id, statement_text, expression, snippet, structure_status, score, "
+        "matched_text from retrieve_statements(?, ?, ?)", [question, db, int(k)]).fetchall()
+    return [RetrievedStatement(*r) for r in rows]
+
+
+def retrieve_examples(con, question: str | None, db: str | None = None, k: int = 3) -> list[RetrievedExample]:
+    """Examples for ``question`` from the progressive cascade.
+
+    Args:
+        con: connection from :func:`dbrouter.connect`.
+        question: the question (None/empty give an empty list).
+        db: restrict to one database (None = all).
+        k: how many.
+
+    Returns:
+        Ranked :class:`RetrievedExample` list (all from the same, first successful stage).
+    """
+    rows = con.execute(
+        "select rank, stage, db_id, example_id, question, sql_text, tables_used, score, threshold "
+        "from retrieve_examples(?, ?, ?)", [question, db, int(k)]).fetchall()
+    return [RetrievedExample(*r) for r in rows]
