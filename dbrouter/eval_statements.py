@@ -23,10 +23,8 @@ from pathlib import Path
 import numpy as np
 
 from dbrouter.benchmark import Benchmark
-from dbrouter.dbt_runner import run_dbt
-from dbrouter.evaluation import machine, update_benchmarks_md
-from dbrouter.ingest import ingest
-from dbrouter.sources import SourceSpec, SourcesConfig
+from dbrouter.errors import BenchmarkError
+from dbrouter.evaluation import build_kb, machine, update_benchmarks_md
 from dbrouter.warehouse import connect
 from python_udfs.embeddings import get_embedder
 from python_udfs.text import canonicalize, words
@@ -82,13 +80,10 @@ class Scores:
 def _build(bench: Benchmark, workdir: Path, embedder: str | None, log) -> Path:
     statements = bench.path / "domain_statements.jsonl"
     if not statements.is_file():
-        from dbrouter.errors import BenchmarkError
         raise BenchmarkError(f"{statements} not found: this benchmark has no domain statements")
     wh = workdir / "kb.duckdb"
     workdir.mkdir(parents=True, exist_ok=True)
-    report = ingest(SourcesConfig([SourceSpec("schema_json", bench.databases_file)], statements=[statements]), wh)
-    log(report.summary())
-    run_dbt(["build", "--vars", "{dbrouter__use_seeds: false}"], wh, embedder, quiet=True)
+    build_kb(bench.databases_file, [], wh, embedder, log, statements=statements)
     return wh
 
 

@@ -71,7 +71,7 @@ def write_examples(questions: list[Question], path: Path) -> Path:
 
 
 def build_kb(databases: Path, examples: list[Question], warehouse: Path, embedder: str | None,
-             log: Log = stderr) -> tuple[float, int]:
+             log: Log = stderr, statements: Path | None = None) -> tuple[float, int]:
     """Ingest a schema-only benchmark repository plus examples and run ``dbt build``.
 
     Args:
@@ -80,13 +80,15 @@ def build_kb(databases: Path, examples: list[Question], warehouse: Path, embedde
         warehouse: the warehouse file (its embedding cache is reused between builds).
         embedder: embedder name.
         log: progress output.
+        statements: a domain_statements.jsonl file to load too (optional).
 
     Returns:
         (wall seconds, number of documents embedded by this build)
     """
     started = time.time()
     ex_file = write_examples(examples, warehouse.parent / "examples.jsonl")
-    config = SourcesConfig([SourceSpec("schema_json", databases)], examples=[ex_file])
+    config = SourcesConfig([SourceSpec("schema_json", databases)], examples=[ex_file],
+                           statements=[statements] if statements else [])
     report = ingest(config, warehouse, progress=log)
     log(report.summary())
     print_issues(report, limit=5)
