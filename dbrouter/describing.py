@@ -13,22 +13,20 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable
 
-from dbrouter.llm import LLMClient, LLMUnavailable, ask_parsed
+from dbrouter.llm import LLMClient, LLMUnavailable, StepReport, ask_parsed
 from dbrouter.prompts import example_prompt
 from dbrouter.store import LLM_SCHEMA, ensure_tables
 
 
 @dataclass
-class DescribeReport:
+class DescribeReport(StepReport):
+    """What one describing run did."""
+
     examples: int = 0
     described: int = 0
-    malformed: int = 0
-    llm_errors: int = 0
-    skipped_cached: int = 0
-    notes: list[str] = field(default_factory=list)
 
     @property
     def written(self) -> int:

@@ -41,6 +41,16 @@ class LLMStats:
 
 
 @dataclass
+class StepReport:
+    """Common counters of an LLM step over many items (statements, examples)."""
+
+    malformed: int = 0
+    llm_errors: int = 0
+    skipped_cached: int = 0
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
 class LLMClient:
     """A chat-completions client with an on-disk cache keyed by the prompt hash."""
 

@@ -48,10 +48,8 @@ def retrieve_statements(con, question: str | None, db: str | None = None, k: int
     Returns:
         Ranked :class:`RetrievedStatement` list.
     """
-    rows = con.execute(
-        "select rank, db_id, statement_id, statement_text, expression, snippet, structure_status, score, "
-        "matched_text from retrieve_statements(?, ?, ?)", [question, db, int(k)]).fetchall()
-    return [RetrievedStatement(*r) for r in rows]
+    return _rows(con, RetrievedStatement, "select rank, db_id, statement_id, statement_text, expression, snippet, "
+                 "structure_status, score, matched_text from retrieve_statements(?, ?, ?)", question, db, k)
 
 
 def retrieve_examples(con, question: str | None, db: str | None = None, k: int = 3) -> list[RetrievedExample]:
@@ -66,7 +64,9 @@ def retrieve_examples(con, question: str | None, db: str | None = None, k: int =
     Returns:
         Ranked :class:`RetrievedExample` list (all from the same, first successful stage).
     """
-    rows = con.execute(
-        "select rank, stage, db_id, example_id, question, sql_text, tables_used, score, threshold "
-        "from retrieve_examples(?, ?, ?)", [question, db, int(k)]).fetchall()
-    return [RetrievedExample(*r) for r in rows]
+    return _rows(con, RetrievedExample, "select rank, stage, db_id, example_id, question, sql_text, tables_used, "
+                 "score, threshold from retrieve_examples(?, ?, ?)", question, db, k)
+
+
+def _rows(con, cls, sql: str, question: str | None, db: str | None, k: int) -> list:
+    return [cls(*r) for r in con.execute(sql, [question, db, int(k)]).fetchall()]

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import hashlib
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable
 
-from dbrouter.llm import LLMClient, LLMUnavailable, ask_parsed
+from dbrouter.llm import LLMClient, LLMUnavailable, StepReport, ask_parsed
 from dbrouter.prompts import DEFAULT_STATEMENT_EXEMPLARS, statement_prompt
 from dbrouter.store import LLM_SCHEMA, ensure_tables
 from python_udfs.statements import Schema, resolve_references
@@ -25,16 +25,12 @@ _ANSWER = re.compile(r"""^\s*(?:templated domain statement:\s*)?["'‘“](.+?)[
 
 
 @dataclass
-class StructuringReport:
+class StructuringReport(StepReport):
     """What one structuring run did."""
 
     statements: int = 0
     structured: int = 0
     invalid: int = 0
-    malformed: int = 0
-    llm_errors: int = 0
-    skipped_cached: int = 0
-    notes: list[str] = field(default_factory=list)
 
     @property
     def written(self) -> int:

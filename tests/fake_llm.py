@@ -26,6 +26,13 @@ class Broken(Exception):
         self.status = status
 
 
+class _QuietServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request, client_address):  # the client gave up (timeout test): expected
+        pass
+
+
 class FakeLLM:
     def __init__(self, responder: Callable[[str, str], str]) -> None:
         self.responder = responder
@@ -64,7 +71,7 @@ class FakeLLM:
                 self.end_headers()
                 self.wfile.write(data)
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server = _QuietServer(("127.0.0.1", 0), Handler)
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
 
     @property
