@@ -89,7 +89,8 @@ def read_source_databases(config: SourcesConfig, progress: Callable[[str], None]
             elif spec.type == "duckdb":
                 found = [read_duckdb(spec, db_id, config.sample_values, config.sample_value_chars)]
             else:
-                found = read_schema_json(spec)
+                found, bad = read_schema_json(spec)
+                issues.extend(bad)
         except SourceError as exc:
             issues.append(Issue(exc.db_id, None, "error", f"{exc} (database left out of the knowledge base)"))
             continue

@@ -235,16 +235,28 @@ def read_duckdb(spec: SourceSpec, db_id: str, n_samples: int, chars: int) -> Dat
     return snap
 
 
-def _json_objects(path: Path) -> Iterable[tuple[int, Any]]:
+def _json_objects(path: Path) -> Iterable[tuple[int, Any, str | None]]:
+    """(line or item number, object, error) per database in a ``.jsonl`` / ``.json`` file.
+
+    A bad line of a ``.jsonl`` file yields an error for that line only; a bad ``.json`` file
+    yields one error.
+    """
     text = path.read_text(encoding="utf-8")
     if path.suffix == ".jsonl":
         for no, line in enumerate(text.splitlines(), 1):
             if line.strip():
-                yield no, json.loads(line)
-    else:
+                try:
+                    yield no, json.loads(line), None
+                except json.JSONDecodeError as exc:
+                    yield no, None, f"not valid JSON ({exc})"
+        return
+    try:
         data = json.loads(text)
-        for no, obj in enumerate(data if isinstance(data, list) else [data], 1):
-            yield no, obj
+    except json.JSONDecodeError as exc:
+        yield 1, None, f"not valid JSON ({exc})"
+        return
+    for no, obj in enumerate(data if isinstance(data, list) else [data], 1):
+        yield no, obj, None
 
 
 def snapshot_from_json(obj: dict[str, Any], source_path: str, db_id: str | None = None) -> DatabaseSnapshot:
@@ -287,18 +299,33 @@ def snapshot_from_json(obj: dict[str, Any], source_path: str, db_id: str | None 
     return snap
 
 
-def read_schema_json(spec: SourceSpec) -> list[DatabaseSnapshot]:
-    """Read a schema-only file (``.jsonl``: one database a line; ``.json``: object or list)."""
+def read_schema_json(spec: SourceSpec) -> tuple[list[DatabaseSnapshot], list[Issue]]:
+    """Read a schema-only file (``.jsonl``: one database a line; ``.json``: object or list).
+
+    Args:
+        spec: the declared source.
+
+    Returns:
+        (snapshots of the well-formed databases, issues naming each bad line or object)
+
+    Raises:
+        SourceError: the file is missing, or ``id`` is given for a file holding several databases.
+    """
     path = Path(spec.path)
     if not path.is_file():
         raise SourceError(spec.id or path.stem, f"schema file {path} not found: fix `path` in the sources file")
-    out = []
-    try:
-        objects = list(_json_objects(path))
-    except json.JSONDecodeError as exc:
-        raise SourceError(spec.id or path.stem, f"{path} is not valid JSON: {exc}") from exc
+    objects = list(_json_objects(path))
     if spec.id and len(objects) > 1:
         raise SourceError(spec.id, f"{path} holds {len(objects)} databases; `id` only fits a single one")
-    for no, obj in objects:
-        out.append(snapshot_from_json(obj, f"{path}:{no}", spec.id))
-    return out
+    snaps: list[DatabaseSnapshot] = []
+    issues: list[Issue] = []
+    for no, obj, error in objects:
+        where = f"{path}:{no}"
+        if error:
+            issues.append(Issue(spec.id or path.stem, where, "error", f"{error}; this database is left out"))
+            continue
+        try:
+            snaps.append(snapshot_from_json(obj if isinstance(obj, dict) else {}, where, spec.id))
+        except SourceError as exc:
+            issues.append(Issue(exc.db_id, where, "error", f"{exc}; this database is left out"))
+    return snaps, issues

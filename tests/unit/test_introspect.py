@@ -79,8 +79,10 @@ def test_schema_json_and_malformed_parts(tmp_path):
                                                          {"label": "no name"}]},
         {"label": "nameless"}],
         "foreign_keys": [{"table": "emp"}]}
-    (tmp_path / "hr.jsonl").write_text(json.dumps(obj) + "\n")
-    (snap,) = read_schema_json(SourceSpec("schema_json", tmp_path / "hr.jsonl"))
+    (tmp_path / "hr.jsonl").write_text(json.dumps(obj) + "\nnot json\n" + json.dumps({"tables": []}) + "\n")
+    (snap,), bad = read_schema_json(SourceSpec("schema_json", tmp_path / "hr.jsonl"))
+    assert [(i.object_name.split(":")[-1], i.severity) for i in bad] == [("2", "error"), ("3", "error")]
+    assert "not valid JSON" in bad[0].message and "needs `db_id`" in bad[1].message
     assert snap.db_id == "hr" and [t.name for t in snap.tables] == ["emp"]
     assert len(snap.tables[0].columns) == 1
     messages = " | ".join(i.message for i in snap.issues)
@@ -90,8 +92,8 @@ def test_schema_json_and_malformed_parts(tmp_path):
 
 def test_schema_json_invalid_json(tmp_path):
     (tmp_path / "x.json").write_text("{not json")
-    with pytest.raises(SourceError, match="not valid JSON"):
-        read_schema_json(SourceSpec("schema_json", tmp_path / "x.json"))
+    snaps, bad = read_schema_json(SourceSpec("schema_json", tmp_path / "x.json"))
+    assert snaps == [] and "not valid JSON" in bad[0].message
 
 
 def test_check_foreign_keys_drops_dangling_edges_with_issue():
