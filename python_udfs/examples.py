@@ -63,8 +63,12 @@ def normalize_question(question: str | None, sql: str | None = None) -> str | No
     if not question or not question.strip():
         return None
     q = question.strip()
-    for lit in sorted(set(_literals(sql)), key=len, reverse=True):
-        q = re.sub(re.escape(lit), "some value", q, flags=re.IGNORECASE)
+    # longest literal first, ties by text (a set's order would vary with the hash seed);
+    # whole words only, through a placeholder that later literals cannot match
+    for lit in sorted(set(_literals(sql)), key=lambda v: (-len(v), v)):
+        if re.search(r"\w", lit):
+            q = re.sub(rf"(?<!\w){re.escape(lit)}(?!\w)", "\x00", q, flags=re.IGNORECASE)
+    q = q.replace("\x00", "some value")
     q = re.sub(r"[\"“”‘’']([^\"“”‘’']{1,80})[\"“”‘’']", "some value", q)
     q = canonicalize(q) or ""
     q = TIME_CONDITION.sub("for some time range", q)

@@ -32,3 +32,17 @@ def test_describe_example_places_unqualified_columns_with_schema():
     assert d.tables == ["singer"] and d.columns == ["singer.Age"]
     assert d.normalized_question == "how many singers are older than some number"
     assert d.main_clause == "how many singers are older"
+
+
+def test_short_literals_replace_whole_words_only_and_deterministically():
+    q = "What are the names of all students who took class A or C?"
+    sql = "SELECT name FROM student WHERE grade = 'A' OR grade = 'C'"
+    assert normalize_question(q, sql) == "names of all students who took class some value or some value"
+    import subprocess
+    import sys
+
+    code = ("from python_udfs.examples import normalize_question as n; "
+            "print(n('a b ab ba c', \"x = 'ab' or y = 'ba' or z = 'a'\"))")
+    outs = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                           env={"PYTHONHASHSEED": str(seed), "PATH": ""}).stdout for seed in range(6)}
+    assert outs == {"some value b some value some value c\n"}
