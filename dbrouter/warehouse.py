@@ -29,7 +29,11 @@ def connect(path: str | Path, read_only: bool = True, embedder: str | None = Non
     path = Path(path)
     if not path.is_file():
         raise WarehouseError(f"warehouse {path} not found: run `dbrouter build --sources ... --warehouse {path}` first")
-    con = duckdb.connect(str(path), read_only=read_only)
+    try:
+        con = duckdb.connect(str(path), read_only=read_only)
+    except duckdb.IOException as exc:
+        raise WarehouseError(f"cannot open {path}: {exc}. Another process (a running `dbrouter build`?) holds "
+                             "it for writing; retry when it has finished") from exc
     register_udfs(con, embedder)
     found = con.execute(
         "select count(*) from duckdb_functions() where function_name = 'route_query_ranked'").fetchall()[0][0]

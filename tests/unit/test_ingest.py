@@ -44,3 +44,26 @@ def test_duplicate_database_ids_are_reported(tmp_path):
                                    SourceSpec("sqlite", tmp_path / "x" / "a.sqlite")]), tmp_path / "wh.duckdb")
     assert report.databases == 1
     assert any("duplicate database id" in i.message for i in report.issues)
+
+
+def test_connect_explains_a_locked_or_missing_warehouse(tmp_path):
+    import subprocess
+    import sys
+
+    import pytest
+
+    from dbrouter.errors import WarehouseError
+    from dbrouter.warehouse import connect
+
+    with pytest.raises(WarehouseError, match="not found"):
+        connect(tmp_path / "none.duckdb")
+    wh = tmp_path / "w.duckdb"
+    duckdb.connect(str(wh)).close()
+    holder = subprocess.Popen([sys.executable, "-c", f"import duckdb,time; c=duckdb.connect({str(wh)!r}); "
+                               "print('ready', flush=True); time.sleep(30)"], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "ready"
+        with pytest.raises(WarehouseError, match="holds it for writing"):
+            connect(wh)
+    finally:
+        holder.kill()
