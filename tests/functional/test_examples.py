@@ -89,3 +89,10 @@ def test_python_and_cli_retrieval(built_kb, kb_con):
     assert json.loads(out.stdout)[0]["stage"] == "exact"
     out = run_cli("statements", "retrieve", "--warehouse", str(built_kb["warehouse"]), "big stores?", "--k", "1")
     assert out.stdout.startswith("1. [store_product] 'big stores' refers to")
+
+
+@pytest.mark.parametrize("question", ["word " * 20000, "'; DROP TABLE kb_examples; --", "歌手は何人いますか"])
+def test_retrievers_take_odd_input_as_text(kb_con, question):
+    assert len(kb_con.execute("select * from retrieve_statements(?, NULL, 4)", [question]).fetchall()) <= 4
+    assert len(kb_con.execute("select * from retrieve_examples(?, NULL, -5)", [question]).fetchall()) <= 1
+    assert kb_con.execute("select count(*) from kb_examples").fetchall() == [(30,)]
