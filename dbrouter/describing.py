@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass
 from typing import Callable
 
-from dbrouter.llm import LLMClient, LLMUnavailable, StepReport, ask_parsed
+from dbrouter.llm import LLMClient, StepReport, ask_for_item
 from dbrouter.prompts import example_prompt
 from dbrouter.store import LLM_SCHEMA, ensure_tables
 
@@ -88,14 +88,8 @@ def describe_with_llm(con, llm: LLMClient, db: str | None = None, redo: bool = F
             report.skipped_cached += 1
             continue
         system, user = example_prompt(db_id, question, sql)
-        try:
-            parsed = ask_parsed(llm, system, user, parse_descriptors)
-        except LLMUnavailable as exc:
-            report.llm_errors += 1
-            report.notes.append(f"{db_id}: {exc}")
-            continue
+        parsed = ask_for_item(llm, report, db_id, system, user, parse_descriptors)
         if parsed is None:
-            report.malformed += 1
             continue
         report.described += 1
         con.execute(

@@ -134,3 +134,30 @@ def ask_parsed(llm: LLMClient, system: str, user: str, parse: Callable[[str], T 
         if parsed is not None:
             return parsed
     return None
+
+
+def ask_for_item(llm: LLMClient, report: StepReport, db_id: str, system: str, user: str,
+                 parse: Callable[[str], T | None]) -> T | None:
+    """:func:`ask_parsed` for one item of an LLM step, with the step's accounting.
+
+    Args:
+        llm: the client.
+        report: counters to update (``llm_errors`` with a note naming the database, ``malformed``).
+        db_id: the item's database (for the note).
+        system: system prompt.
+        user: user prompt.
+        parse: strict parser (None = malformed).
+
+    Returns:
+        The parsed answer, or None when the LLM failed or answered malformed twice (the item then
+        keeps its rule-based form).
+    """
+    try:
+        parsed = ask_parsed(llm, system, user, parse)
+    except LLMUnavailable as exc:
+        report.llm_errors += 1
+        report.notes.append(f"{db_id}: {exc}")
+        return None
+    if parsed is None:
+        report.malformed += 1
+    return parsed

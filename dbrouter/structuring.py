@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 from typing import Callable
 
-from dbrouter.llm import LLMClient, LLMUnavailable, StepReport, ask_parsed
+from dbrouter.llm import LLMClient, StepReport, ask_for_item
 from dbrouter.prompts import DEFAULT_STATEMENT_EXEMPLARS, statement_prompt
 from dbrouter.store import LLM_SCHEMA, ensure_tables
 from python_udfs.statements import Schema, resolve_references
@@ -102,14 +102,8 @@ def structure_with_llm(con, llm: LLMClient, db: str | None = None, redo: bool = 
             continue
         exemplars = shots.get(db_id) or shots.get("*") or DEFAULT_STATEMENT_EXEMPLARS
         system, user = statement_prompt(db_id, ddl.get(db_id) or "", text, exemplars)
-        try:
-            parsed = ask_parsed(llm, system, user, parse_answer)
-        except LLMUnavailable as exc:
-            report.llm_errors += 1
-            report.notes.append(f"{db_id}: {exc}")
-            continue
-        if not parsed:
-            report.malformed += 1
+        parsed = ask_for_item(llm, report, db_id, system, user, parse_answer)
+        if parsed is None:
             continue
         expression, snippet = parsed
         refs, problems = resolve_references(snippet, Schema(cols.get(db_id, [])))
