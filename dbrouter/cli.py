@@ -236,23 +236,15 @@ def cmd_eval_build(args) -> int:
     return 0
 
 
-def cmd_eval_statements(args) -> int:
+def cmd_eval_retrieval(args) -> int:
+    """`eval statements` / `eval examples`: each module's run() evaluates and records."""
+    from dbrouter import eval_examples, eval_statements
     from dbrouter.benchmark import load_benchmark
-    from dbrouter.eval_statements import run
 
+    module = eval_statements if args.eval_command == "statements" else eval_examples
     bench = load_benchmark(_benchmark_path(args))
-    run(bench, Path(args.workdir) / f"{bench.name}-statements", args.embedder, args.limit, args.json,
-        Path(args.write) if args.write else None, args.benchmark or "$DBROUTER_BENCHMARK")
-    return 0
-
-
-def cmd_eval_examples(args) -> int:
-    from dbrouter.benchmark import load_benchmark
-    from dbrouter.eval_examples import run
-
-    bench = load_benchmark(_benchmark_path(args))
-    run(bench, Path(args.workdir) / f"{bench.name}-examples", args.embedder, args.limit, args.json,
-        Path(args.write) if args.write else None, args.benchmark or "$DBROUTER_BENCHMARK")
+    module.run(bench, Path(args.workdir) / f"{bench.name}-{args.eval_command}", args.embedder, args.limit,
+               args.json, Path(args.write) if args.write else None, args.benchmark or "$DBROUTER_BENCHMARK")
     return 0
 
 
@@ -322,8 +314,8 @@ def parser() -> argparse.ArgumentParser:
     evsub = ev.add_subparsers(dest="eval_command", required=True)
     for name, func, helptext in (("route", cmd_eval_route, "routing accuracy and latency"),
                                  ("build", cmd_eval_build, "KB build, no-op rebuild, one-database change"),
-                                 ("statements", cmd_eval_statements, "statement retrieval: SbR vs cosine vs BM25"),
-                                 ("examples", cmd_eval_examples, "example cascade: per-stage firing and precision")):
+                                 ("statements", cmd_eval_retrieval, "statement retrieval: SbR vs cosine vs BM25"),
+                                 ("examples", cmd_eval_retrieval, "example cascade: per-stage firing and precision")):
         sp = evsub.add_parser(name, help=helptext)
         sp.add_argument("--benchmark", help="benchmark directory (or $DBROUTER_BENCHMARK)")
         sp.add_argument("--embedder", choices=["minilm", "hash"])

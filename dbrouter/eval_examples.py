@@ -8,14 +8,13 @@ SQL uses every table of the gold SQL (parsed with sqlglot) and it is from the go
 
 from __future__ import annotations
 
-import json
 import sys
 import time
 from collections import defaultdict
 from pathlib import Path
 
 from dbrouter.benchmark import Benchmark
-from dbrouter.evaluation import build_kb, machine, update_benchmarks_md
+from dbrouter.evaluation import build_kb, machine, publish
 from dbrouter.warehouse import connect
 from python_udfs.examples import parse_sql
 
@@ -94,8 +93,6 @@ def run(bench: Benchmark, workdir: Path, embedder: str | None, limit: int | None
         write: Path | None, bench_arg: str) -> dict:
     """CLI entry: evaluate, print, and record in BENCHMARKS.md (whole splits only)."""
     r = eval_examples(bench, workdir, embedder, limit)
-    print(json.dumps(r) if as_json else examples_block(r, "").split("Command:")[0], flush=True)
-    if write and not limit:
-        update_benchmarks_md(write, f"eval examples {bench.name}",
-                             examples_block(r, f"dbrouter eval examples --benchmark {bench_arg}"))
+    publish(r, examples_block, f"eval examples {bench.name}", f"dbrouter eval examples --benchmark {bench_arg}",
+            as_json, write, limit)
     return r

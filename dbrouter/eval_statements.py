@@ -13,7 +13,6 @@ Metrics: recall@K and F1@K for K = number of gold statements (where P = R = F1),
 
 from __future__ import annotations
 
-import json
 import re
 import sys
 import time
@@ -24,7 +23,7 @@ import numpy as np
 
 from dbrouter.benchmark import Benchmark
 from dbrouter.errors import BenchmarkError
-from dbrouter.evaluation import build_kb, machine, update_benchmarks_md
+from dbrouter.evaluation import build_kb, machine, publish
 from dbrouter.warehouse import connect
 from python_udfs.embeddings import get_embedder
 from python_udfs.text import canonicalize, words
@@ -170,11 +169,6 @@ def run(bench: Benchmark, workdir: Path, embedder: str | None, limit: int | None
         write: Path | None, bench_arg: str) -> dict:
     """CLI entry: evaluate, print, and record in BENCHMARKS.md (whole splits only)."""
     r = eval_statements(bench, workdir, embedder, limit)
-    if as_json:
-        print(json.dumps(r), flush=True)
-    else:
-        print(statements_block(r, "").split("Command:")[0])
-    if write and not limit:
-        update_benchmarks_md(write, f"eval statements {bench.name}",
-                             statements_block(r, f"dbrouter eval statements --benchmark {bench_arg}"))
+    publish(r, statements_block, f"eval statements {bench.name}", f"dbrouter eval statements --benchmark {bench_arg}",
+            as_json, write, limit)
     return r

@@ -202,6 +202,24 @@ def update_benchmarks_md(path: Path, key: str, body: str) -> None:
     path.write_text(text)
 
 
+def publish(result: dict, block: Callable[[dict, str], str], key: str, command: str, as_json: bool,
+            write: Path | None, limit: int | None) -> None:
+    """Print an eval's result (one JSON line, or its markdown block) and record it in BENCHMARKS.md.
+
+    Args:
+        result: the metrics.
+        block: renders the markdown block from (result, command).
+        key: BENCHMARKS.md block key.
+        command: the command line to record.
+        as_json: print JSON instead of markdown.
+        write: BENCHMARKS.md path, or None not to record.
+        limit: a smoke run's question limit; limited runs are never recorded.
+    """
+    print(json.dumps(result) if as_json else block(result, "").split("Command:")[0], flush=True)
+    if write and not limit:
+        update_benchmarks_md(write, key, block(result, command))
+
+
 def route_block(m: RouteMetrics, command: str) -> str:
     return (f"#### eval route: {m.benchmark}, {m.setting}\n\n"
             f"| n | R@1 | R@2 | R@3 | R@10 | mAP | route_query p50 ms | p95 ms |\n"

@@ -50,7 +50,8 @@ def test_bad_sources_file_is_a_clear_error(tmp_path):
     assert proc.returncode == 2 and "type must be one of" in proc.stderr
 
 
-def test_eval_route_on_a_small_benchmark(tmp_path):
+def mini_benchmark(tmp_path):
+    """Three tiny schema-only databases, the same two questions in train and test, with evidence."""
     bench = tmp_path / "mini-route"
     bench.mkdir()
     dbs = {
@@ -64,14 +65,26 @@ def test_eval_route_on_a_small_benchmark(tmp_path):
                 {"name": t, "label": t, "columns": [{"name": c.replace(" ", "_"), "label": c, "type": "text",
                                                      "primary_key": i == 0} for i, c in enumerate(cols)]}
                 for t, cols in tables], "foreign_keys": []}) + "\n")
-    qs = {"music": ["which artist sang the song", "list song titles by country of artist"],
-          "school": ["what grade is each student in", "how many credits does the course have"],
-          "shop": ["total quantity of orders per product", "which product has the highest price"]}
+    qs = {"music": [("which artist sang the song", "select name from artist", "sang refers to song.artist_id"),
+                    ("list song titles by country of artist", "select title from song", "")],
+          "school": [("what grade is each student in", "select grade from student", "grade refers to student.grade"),
+                     ("how many credits does the course have", "select credits from course", "")],
+          "shop": [("total quantity of orders per product", "select sum(quantity) from orders", ""),
+                   ("which product has the highest price", "select name from product",
+                    "highest price refers to MAX(product.price)")]}
+    statements = [{"db_id": db, "statement": ev} for db, rows in qs.items() for _, _, ev in rows if ev]
+    (bench / "domain_statements.jsonl").write_text("\n".join(json.dumps(x) for x in statements) + "\n")
     for split in ("train", "test"):
         with open(bench / f"{split}.jsonl", "w") as fh:
-            for db, questions in qs.items():
-                for i, q in enumerate(questions):
-                    fh.write(json.dumps({"id": f"{split}-{db}-{i}", "question": q, "db_id": db, "sql": "select 1"}) + "\n")
+            for db, rows in qs.items():
+                for i, (q, sql, ev) in enumerate(rows):
+                    fh.write(json.dumps({"id": f"{split}-{db}-{i}", "question": q, "db_id": db, "sql": sql,
+                                         "evidence": ev}) + "\n")
+    return bench
+
+
+def test_eval_route_on_a_small_benchmark(tmp_path):
+    bench = mini_benchmark(tmp_path)
     md = tmp_path / "BENCH.md"
     proc = run_cli("eval", "route", "--benchmark", str(bench), "--setting", "in-domain", "--json",
                    "--workdir", str(tmp_path / "work"), "--write", str(md))
@@ -79,3 +92,18 @@ def test_eval_route_on_a_small_benchmark(tmp_path):
     assert {"r1", "r2", "r3", "map", "n", "p50_ms", "p95_ms"} <= set(out)
     assert out["n"] == 6 and out["r1"] == 1.0  # in-domain: every test question is also a train example
     assert "eval route: mini-route, in-domain" in md.read_text()
+
+
+def test_eval_statements_and_examples_on_a_small_benchmark(tmp_path):
+    bench = mini_benchmark(tmp_path)
+    md = tmp_path / "BENCH.md"
+    common = ["--benchmark", str(bench), "--workdir", str(tmp_path / "work"), "--write", str(md)]
+    st = json.loads(run_cli("eval", "statements", "--json", *common).stdout.strip().splitlines()[-1])
+    assert st["n"] == 3 and {"sbr_f1", "cosine_f1", "bm25_f1", "sbr_recall_at_4", "sbr_recall_at_10"} <= set(st)
+    assert st["sbr_recall_at_4"] == 1.0  # 3 questions, at most 1 statement per database
+    ex = json.loads(run_cli("eval", "examples", "--json", *common).stdout.strip().splitlines()[-1])
+    assert ex["n"] == 6 and ex["exact"]["fires"] == 6 and ex["exact"]["table_precision"] == 1.0
+    text = md.read_text()
+    assert "eval statements: mini-route" in text and "eval examples: mini-route" in text
+    smoke = run_cli("eval", "examples", "--limit", "2", *common)
+    assert "| exact | 2 |" in smoke.stdout and "| exact | 2 |" not in md.read_text()  # limited runs not recorded
