@@ -48,25 +48,58 @@ def _print_ranking(result, explain: bool) -> None:
     if not result.candidates:
         print(f"   (no ranking: {result.reason})")
     for c in result.candidates:
-        print(f"  {c.rank}. {c.db_id:<32} score {c.score:.4f}")
+        ev = c.evidence
+        line = f"  {c.rank}. {c.db_id:<32} shortlist #{ev.get('shortlist', {}).get('rank')} score {c.score:.4f}"
+        if ev.get("stage") == "reranked":
+            line += (f"  total {ev.get('total_score')} (coverage {ev.get('coverage')} x connectivity "
+                     f"{ev.get('connectivity')})  semantic {ev.get('semantic_score')}")
+        print(line)
         if explain:
-            ev = c.evidence
-            print(f"       database {ev.get('database_similarity')}  tables {ev.get('table_similarity')}"
-                  f"  columns {ev.get('column_similarity')}  examples {ev.get('example_similarity')}")
-            print(f"       top table {ev.get('top_table')}, top column {ev.get('top_column')}")
-            if ev.get("top_example_sql"):
-                print(f"       nearest example SQL: {ev['top_example_sql'][:100]}")
+            _print_evidence(ev)
+
+
+def _print_evidence(ev: dict) -> None:
+    sl = ev.get("shortlist", {})
+    print(f"       shortlist: database {sl.get('database_similarity')}  tables {sl.get('table_similarity')}"
+          f"  columns {sl.get('column_similarity')}  examples {sl.get('example_similarity')}"
+          f"{' (imputed)' if sl.get('example_imputed') else ''}; top table {sl.get('top_table')},"
+          f" top column {sl.get('top_column')}")
+    if ev.get("stage") != "reranked":
+        return
+    mapped_by = f" [{ev['mapped_by']}]" if ev.get("mapped_by") else ""
+    print(f"       phrases{mapped_by}: {ev.get('phrases')} ({ev.get('na_phrases')} N/A)")
+    for m in ev.get("mappings") or []:
+        target = m.get("column") or "N/A"
+        sim = f" ({m['similarity']})" if m.get("similarity") is not None else ""
+        via = f" via '{m['span']}'" if m.get("span") and m.get("span") != m.get("phrase") else ""
+        print(f"         {m.get('phrase')}{via} -> {target}{sim}")
+    implied = " (needs implied edges)" if ev.get("needs_implied_edges") else ""
+    print(f"       connectivity {ev.get('connectivity')}{implied}: tables {ev.get('join_tables')}"
+          f"{'; join path ' + ev['join_path'] if ev.get('join_path') else ''}")
 
 
 def cmd_route(args) -> int:
-    from dbrouter.routing import route
+    from dbrouter.llm import LLMClient
+    from dbrouter.routing import route, route_with_llm
     from dbrouter.warehouse import connect
 
     questions = args.question or [line.rstrip("\n") for line in sys.stdin]
+    llm = None if args.no_llm else LLMClient.from_env()
+    if args.llm and llm is None:
+        raise DbrouterError("--llm needs an LLM: set DBROUTER_LLM_BASE_URL (and DBROUTER_LLM_MODEL, "
+                            "DBROUTER_LLM_API_KEY); see README 'Configure an LLM'")
+    if llm is None and not args.no_llm:
+        _err("no LLM configured (DBROUTER_LLM_BASE_URL unset): phrase mappings come from the embedding mapper")
     con = connect(_warehouse(args), embedder=args.embedder)
     try:
         for q in questions:
-            result = route(con, q, args.k)
+            if llm is None:
+                result = route(con, q, args.k)
+            else:
+                result, report = route_with_llm(con, llm, q, args.k)
+                if report.fallback:
+                    _err(f"LLM mapping fell back to the embedding mapper for {', '.join(report.fallback)}"
+                         f" ({report.malformed} malformed, {report.llm_errors} errors{': ' + report.notes[0] if report.notes else ''})")
             if args.json:
                 print(json.dumps({"question": q, "reason": result.reason,
                                   "ranking": [vars(c) for c in result.candidates]}))
@@ -215,7 +248,8 @@ def cmd_eval_route(args) -> int:
             print(metrics_json(m), flush=True)
         else:
             print(f"{bench.name} {setting}: n={m.n} R@1={m.r1:.4f} R@2={m.r2:.4f} R@3={m.r3:.4f} "
-                  f"R@10={m.r10:.4f} mAP={m.map:.4f} p50={m.p50_ms}ms p95={m.p95_ms}ms", flush=True)
+                  f"R@10={m.r10:.4f} mAP={m.map:.4f} p50={m.p50_ms}ms p95={m.p95_ms}ms; shortlist alone "
+                  f"R@1={m.shortlist_r1:.4f}, gold in top-{m.shortlist_k}={m.shortlist_recall:.4f}", flush=True)
         if args.limit:
             _err("--limit given: results not written to BENCHMARKS.md (whole splits only)")
         elif args.write:
@@ -287,6 +321,10 @@ def parser() -> argparse.ArgumentParser:
     sp.add_argument("--k", type=int, default=5, help="candidates to show (default 5)")
     sp.add_argument("--explain", action="store_true", help="show the evidence of each candidate")
     sp.add_argument("--json", action="store_true", help="one JSON line per question")
+    g = sp.add_mutually_exclusive_group()
+    g.add_argument("--llm", action="store_true",
+                   help="require the LLM phrase mapper (default: used when DBROUTER_LLM_BASE_URL is set)")
+    g.add_argument("--no-llm", action="store_true", help="never call an LLM, even when one is configured")
     sp.set_defaults(func=cmd_route)
 
     st = sub.add_parser("statements", help="domain statements: add, list, structure with an LLM")

@@ -47,3 +47,46 @@ def route(con, question: str | None, k: int = 5) -> RouteResult:
                             json.loads(c["evidence"]) if isinstance(c["evidence"], str) else c["evidence"])
              for c in data.get("ranking") or []]
     return RouteResult(question, cands, data.get("reason"))
+
+
+def route_with_llm(con, llm, question: str | None, k: int = 5, shortlist_k: int | None = None
+                   ) -> tuple[RouteResult, "MappingReport"]:
+    """Route with LLM phrase mappings for the shortlisted databases (the method's step 2).
+
+    The shortlist and the scoring (coverage x connectivity, semantic tie-break) stay in SQL
+    (``route_query_ranked_mapped``); only the mapping comes from the LLM. A database whose answer
+    is malformed twice, or an unreachable LLM, keeps the non-LLM mapping, and the report says so.
+
+    Args:
+        con: connection from :func:`dbrouter.connect`.
+        llm: an :class:`dbrouter.llm.LLMClient`.
+        question: the question.
+        k: number of candidates to return.
+        shortlist_k: how many shortlisted databases to re-rank (default: the build's var).
+
+    Returns:
+        (the ranking, the mapping report).
+    """
+    from dbrouter.mapping import MappingReport, embedding_mappings, map_phrases_llm
+
+    report = MappingReport()
+    if question is None or not str(question).strip():
+        return route(con, question, k), report
+    depth = int(shortlist_k or default_shortlist_k(con))
+    shortlist = [r[0] for r in con.execute("select db_id from route_shortlist(?, ?)", [question, depth]).fetchall()]
+    by_db = embedding_mappings(con, question, depth)
+    by_db.update(map_phrases_llm(con, llm, question, shortlist, report))
+    payload = json.dumps([{"db_id": m.db_id, "phrase": m.phrase, "table_name": m.table_name,
+                           "column_name": m.column_name} for ms in by_db.values() for m in ms])
+    rows = con.execute("select rank, db_id, score, evidence from route_query_ranked_mapped(?, ?, ?, ?)",
+                       [question, payload, int(k), depth]).fetchall()
+    cands = [RouteCandidate(int(r), d, float(s), json.loads(e)) for r, d, s, e in rows]
+    for c in cands:
+        if c.evidence.get("stage") == "reranked":
+            c.evidence["mapped_by"] = "llm" if c.db_id in report.mapped_by_llm else "embedding (LLM fallback)"
+    return RouteResult(question, cands, None if cands else "no databases in the knowledge base"), report
+
+
+def default_shortlist_k(con) -> int:
+    """The re-rank depth the warehouse's route functions were built with (``route_shortlist_k()``)."""
+    return int(con.execute("select route_shortlist_k()").fetchall()[0][0])

@@ -23,6 +23,13 @@ Registered functions:
   descriptors (normalised question, main clause, requested entities, tables/columns) as JSON.
 * ``dbrouter_normalize_question(question) -> VARCHAR`` - the same normalisation for an incoming
   question (no SQL).
+* ``embed_phrase(text VARCHAR) -> FLOAT[384]`` - arrow UDF with the *phrase* embedder (static
+  model2vec distilled from MiniLM; hash for the hash embedder), for question spans and column
+  labels in the routing re-rank.
+* ``dbrouter_content_words(question) -> VARCHAR[]`` - the question's content words (phrases).
+* ``dbrouter_question_spans(question, max_words) -> STRUCT(span, words INTEGER[])[]`` - runs of
+  consecutive content words and the 0-based content-word indices each covers.
+* ``dbrouter_label_tokens(names VARCHAR[]) -> VARCHAR[]`` - normalised tokens of schema names.
 """
 
 from __future__ import annotations
@@ -36,15 +43,17 @@ import duckdb
 import pyarrow as pa
 from duckdb.sqltypes import DOUBLE, FLOAT, INTEGER, VARCHAR
 
-from python_udfs.embeddings import DIM, embed_arrow, get_embedder
+from python_udfs.embeddings import DIM, embed_arrow, get_embedder, get_phrase_embedder
 from python_udfs.examples import describe_example, normalize_question
+from python_udfs.phrases import content_words, label_tokens, question_spans
 from python_udfs.similarity import cosine_arrow
 from python_udfs.statements import schema_from_json, structure_statement
 from python_udfs.text import canonicalize, substrings, words
 
 UDF_NAMES = ("embed", "dbrouter_cosine", "dbrouter_embedder", "dbrouter_canonicalize",
              "dbrouter_substrings", "dbrouter_structure_statement", "dbrouter_word_count",
-             "dbrouter_describe_example", "dbrouter_normalize_question")
+             "dbrouter_describe_example", "dbrouter_normalize_question", "embed_phrase",
+             "dbrouter_content_words", "dbrouter_question_spans", "dbrouter_label_tokens")
 
 # Batches at least this large print a progress line (DuckDB hands arrow UDFs 2,048 rows).
 PROGRESS_MIN_BATCH = 512
@@ -106,6 +115,26 @@ def register_udfs(conn: duckdb.DuckDBPyConnection, embedder: str | None = None) 
     conn.create_function("dbrouter_describe_example", _describe, [VARCHAR, VARCHAR, VARCHAR], VARCHAR,
                          null_handling="special")
     conn.create_function("dbrouter_normalize_question", _normalize, [VARCHAR], VARCHAR, null_handling="special")
+    conn.create_function(
+        "embed_phrase", lambda texts: embed_arrow(texts, get_phrase_embedder(name)), [VARCHAR],
+        duckdb.array_type(FLOAT, DIM), type="arrow", null_handling="special", side_effects=False,
+    )
+    conn.create_function("dbrouter_content_words", content_words, [VARCHAR], duckdb.list_type(VARCHAR),
+                         null_handling="special")
+    conn.create_function(
+        "dbrouter_question_spans", _spans, [VARCHAR, INTEGER],
+        duckdb.list_type(duckdb.struct_type({"span": VARCHAR, "words": duckdb.list_type(INTEGER)})),
+        null_handling="special")
+    conn.create_function("dbrouter_label_tokens", _label_tokens, [duckdb.list_type(VARCHAR)],
+                         duckdb.list_type(VARCHAR), null_handling="special")
+
+
+def _spans(question: str | None, max_words: int | None) -> list[dict]:
+    return [{"span": s, "words": w} for s, w in question_spans(question, max_words or 3)]
+
+
+def _label_tokens(names: list[str | None] | None) -> list[str]:
+    return label_tokens(*(names or []))
 
 
 def _describe(question: str | None, sql: str | None, schema_json: str | None) -> str:

@@ -61,8 +61,12 @@ def test_route_query_from_plain_python(kb_con):
     assert kb_con.execute("select route_query('How many singers do we have?')").fetchall()[0][0] in (
         "singer", "concert_singer")
     rows = kb_con.execute("select rank, db_id, score, evidence from route_query_ranked('stadium capacity', 3)").fetchall()
-    assert [r[0] for r in rows] == [1, 2, 3] and rows[0][2] >= rows[1][2] >= rows[2][2]
-    assert "top_table" in json.loads(rows[0][3])
+    assert [r[0] for r in rows] == [1, 2, 3]
+    evidence = [json.loads(r[3]) for r in rows]
+    assert all(e["stage"] == "reranked" and e["shortlist"]["top_table"] for e in evidence)
+    # re-ranked order: total score first, then the tie-break (semantic + weighted shortlist score)
+    totals = [e["total_score"] for e in evidence]
+    assert totals == sorted(totals, reverse=True)
 
 
 @pytest.mark.parametrize("question", [None, "", "   "])
