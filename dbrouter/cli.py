@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import random
 import sys
 import time
 from pathlib import Path
@@ -270,6 +271,23 @@ def cmd_eval_build(args) -> int:
     return 0
 
 
+def cmd_eval_scale(args) -> int:
+    from dbrouter.benchmark import load_benchmark
+    from dbrouter.scale import run_scale
+
+    sources = args.benchmark.split(",") if args.benchmark else [os.environ.get("DBROUTER_BENCHMARK", "")]
+    if not all(sources):
+        raise DbrouterError("give --benchmark DIR[,DIR...] (or set DBROUTER_BENCHMARK): real schemas to synthesise from")
+    questions = [q.question for s in sources for q in load_benchmark(s).test]
+    questions = random.Random(0).sample(questions, min(200, len(questions)))
+    command = f"dbrouter eval scale --benchmark {args.benchmark} --databases {args.databases}" + (
+        f" --embedder {args.embedder}" if args.embedder else "")
+    result = run_scale([Path(s) for s in sources], args.databases, Path(args.workdir) / f"scale-{args.databases}",
+                       args.embedder, questions, Path(args.write) if args.write else None, command)
+    print(json.dumps(result))
+    return 0
+
+
 def cmd_eval_retrieval(args) -> int:
     """`eval statements` / `eval examples`: each module's run() evaluates and records."""
     from dbrouter import eval_examples, eval_statements
@@ -288,7 +306,7 @@ def parser() -> argparse.ArgumentParser:
 
     def common(sp, sources: bool = False):
         sp.add_argument("--warehouse", help=f"DuckDB warehouse file (default $DBROUTER_WAREHOUSE or {DEFAULT_WAREHOUSE})")
-        sp.add_argument("--embedder", choices=["minilm", "hash"], help="embedder (default $DBROUTER_EMBEDDER or minilm)")
+        sp.add_argument("--embedder", choices=["minilm", "m2v", "hash"], help="embedder (default $DBROUTER_EMBEDDER or minilm)")
         if sources:
             sp.add_argument("--sources", required=True, help="sources YAML file declaring the databases")
 
@@ -352,17 +370,20 @@ def parser() -> argparse.ArgumentParser:
     evsub = ev.add_subparsers(dest="eval_command", required=True)
     for name, func, helptext in (("route", cmd_eval_route, "routing accuracy and latency"),
                                  ("build", cmd_eval_build, "KB build, no-op rebuild, one-database change"),
+                                 ("scale", cmd_eval_scale, "synthetic repository of many databases: build, latency, memory"),
                                  ("statements", cmd_eval_retrieval, "statement retrieval: SbR vs cosine vs BM25"),
                                  ("examples", cmd_eval_retrieval, "example cascade: per-stage firing and precision")):
         sp = evsub.add_parser(name, help=helptext)
         sp.add_argument("--benchmark", help="benchmark directory (or $DBROUTER_BENCHMARK)")
-        sp.add_argument("--embedder", choices=["minilm", "hash"])
+        sp.add_argument("--embedder", choices=["minilm", "m2v", "hash"])
         sp.add_argument("--workdir", default=".dbrouter/eval", help="where evaluation warehouses live")
         sp.add_argument("--write", default="BENCHMARKS.md", help="markdown file to record results in ('' to skip)")
         sp.add_argument("--json", action="store_true", help="print one JSON line per setting")
         if name == "route":
             sp.add_argument("--setting", default="in-domain",
                             choices=["in-domain", "schema-only", "cross-domain", "all"])
+        if name == "scale":
+            sp.add_argument("--databases", type=int, default=10_000, help="synthetic databases (default 10000)")
         if name in ("route", "statements", "examples"):
             sp.add_argument("--limit", type=int, help="only the first N test questions (smoke runs; not recorded)")
         sp.set_defaults(func=func)

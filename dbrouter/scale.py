@@ -1,0 +1,145 @@
+"""`dbrouter eval scale`: a synthetic repository of many databases, built and routed.
+
+The repository is generated from real schemas (any benchmark directories' databases.jsonl):
+synthetic database *i* merges two real databases picked by a seeded generator, with every
+table renamed (a suffix from a fixed word list plus the index, e.g. ``singer_archive_0412``) and
+its foreign keys kept; so the repository has the real schemas' vocabulary and overlap, ~2x
+their columns per database, and no two tables share a name across databases. The questions
+routed are real questions of the source benchmarks (their gold database is not in the
+synthetic repository: this measures speed and memory, not accuracy).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import resource
+import statistics
+import time
+from pathlib import Path
+
+from dbrouter.evaluation import build_kb, machine, stderr, update_benchmarks_md
+from dbrouter.warehouse import connect
+
+SUFFIXES = ("archive", "legacy", "eu", "us", "apac", "staging", "v2", "mirror", "backup", "ops", "finance",
+            "crm", "erp", "hr", "sales", "research", "partner", "regional", "central", "reporting")
+
+
+def load_schemas(files: list[Path]) -> list[dict]:
+    """All databases of the given databases.jsonl files."""
+    out = []
+    for f in files:
+        with open(f, encoding="utf-8") as fh:
+            out += [json.loads(line) for line in fh if line.strip()]
+    if not out:
+        raise ValueError(f"no databases in {', '.join(map(str, files))}")
+    return out
+
+
+def synthesize(schemas: list[dict], n: int, seed: int = 0) -> list[dict]:
+    """``n`` synthetic databases, each the union of two renamed real schemas.
+
+    Args:
+        schemas: real databases (databases.jsonl rows).
+        n: how many synthetic databases.
+        seed: generator seed.
+
+    Returns:
+        databases.jsonl rows.
+    """
+    rng = random.Random(seed)
+    out = []
+    for i in range(n):
+        tables, fks = [], []
+        for part in rng.sample(schemas, 2):
+            suffix = f"{rng.choice(SUFFIXES)}_{i:05d}"
+            rename = {t["name"]: f"{t['name']}_{suffix}" for t in part["tables"]}
+            for t in part["tables"]:
+                tables.append({**t, "name": rename[t["name"]],
+                               "label": f"{t.get('label') or t['name']} {suffix.split('_')[0]}"})
+            for fk in part.get("foreign_keys", []):
+                if fk["table"] in rename and fk["ref_table"] in rename:
+                    fks.append({**fk, "table": rename[fk["table"]], "ref_table": rename[fk["ref_table"]]})
+        names = [t["name"] for t in tables]
+        if len(set(names)) != len(names):  # the same real schema drawn twice: keep one copy
+            seen: set[str] = set()
+            tables = [t for t in tables if not (t["name"] in seen or seen.add(t["name"]))]
+        out.append({"db_id": f"synthetic_{i:05d}", "tables": tables, "foreign_keys": fks})
+    return out
+
+
+def write_repository(rows: list[dict], path: Path) -> dict:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w", encoding="utf-8") as fh:
+        for row in rows:
+            fh.write(json.dumps(row) + "\n")
+    return {"databases": len(rows), "tables": sum(len(r["tables"]) for r in rows),
+            "columns": sum(len(t["columns"]) for r in rows for t in r["tables"])}
+
+
+def _rss_mib(who: int) -> float:
+    return resource.getrusage(who).ru_maxrss / 1024
+
+
+def run_scale(sources: list[Path], n: int, workdir: Path, embedder: str | None, questions: list[str],
+              write: Path | None, command: str, log=stderr) -> dict:
+    """Generate, build and route the synthetic repository; record the numbers.
+
+    Args:
+        sources: benchmark directories whose databases.jsonl seed the generator.
+        n: number of synthetic databases.
+        workdir: where the repository file and warehouse go.
+        embedder: embedder for the build and routing.
+        questions: questions to route for latency.
+        write: BENCHMARKS.md to record in (None: do not record).
+        command: the command line to record.
+        log: progress output.
+
+    Returns:
+        The measurements.
+    """
+    repo = workdir / "databases.jsonl"
+    sizes = write_repository(synthesize(load_schemas([s / "databases.jsonl" for s in sources]), n), repo)
+    log(f"synthetic repository: {sizes['databases']} databases, {sizes['tables']} tables, {sizes['columns']} columns")
+    warehouse = workdir / "kb.duckdb"
+    if warehouse.exists():
+        warehouse.unlink()
+    build_s, embedded = build_kb(repo, [], warehouse, embedder, log)
+    dbt_rss = _rss_mib(resource.RUSAGE_CHILDREN)
+    con = connect(warehouse, embedder=embedder)
+    try:
+        for q in questions[:5]:
+            con.execute("select route_query(?)", [q]).fetchall()
+        times = []
+        for q in questions:
+            t = time.perf_counter()
+            con.execute("select route_query(?)", [q]).fetchall()
+            times.append((time.perf_counter() - t) * 1000)
+        shortlist_times = []
+        for q in questions[:50]:
+            t = time.perf_counter()
+            con.execute("select * from route_shortlist(?, 10)", [q]).fetchall()
+            shortlist_times.append((time.perf_counter() - t) * 1000)
+        n_docs = con.execute("select count(*) from kb_document_embeddings").fetchall()[0][0]
+    finally:
+        con.close()
+    times.sort()
+    result = {**sizes, "embedder": embedder or "minilm", "documents": n_docs, "build_s": round(build_s, 1),
+              "embedded": embedded, "warehouse_mib": round(warehouse.stat().st_size / 2**20, 1),
+              "build_peak_rss_mib": round(dbt_rss, 1), "route_peak_rss_mib": round(_rss_mib(resource.RUSAGE_SELF), 1),
+              "p50_ms": round(statistics.median(times), 1), "p95_ms": round(times[int(0.95 * len(times)) - 1], 1),
+              "shortlist_p50_ms": round(statistics.median(shortlist_times), 1), "n_questions": len(times)}
+    if write:
+        update_benchmarks_md(write, f"eval scale {n}", scale_block(result, command))
+    return result
+
+
+def scale_block(r: dict, command: str) -> str:
+    return (f"#### eval scale: {r['databases']:,} synthetic databases\n\n"
+            f"| databases | tables | columns | documents | embedder | build s | build peak RSS MiB | "
+            f"warehouse MiB | route_query p50 ms | p95 ms | shortlist only p50 ms | routing process RSS MiB |\n"
+            f"|---|---|---|---|---|---|---|---|---|---|---|---|\n"
+            f"| {r['databases']:,} | {r['tables']:,} | {r['columns']:,} | {r['documents']:,} | {r['embedder']} | "
+            f"{r['build_s']} | {r['build_peak_rss_mib']} | {r['warehouse_mib']} | {r['p50_ms']} | {r['p95_ms']} | "
+            f"{r['shortlist_p50_ms']} | {r['route_peak_rss_mib']} |\n\n"
+            f"Command: `{command}` - {time.strftime('%Y-%m-%d')}, {machine()}; {r['n_questions']} questions routed.\n")
