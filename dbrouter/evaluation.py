@@ -14,7 +14,7 @@ import re
 import statistics
 import sys
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable
 
@@ -52,6 +52,7 @@ class RouteMetrics:
     shortlist_map: float = 0.0
     implied_edge_wins: int = 0
     reranked_changed: int = 0
+    errors: dict[str, int] = field(default_factory=dict)
 
 
 def machine() -> str:
@@ -137,6 +138,31 @@ class RoutedRanks:
     shortlist: list[int | None]
     implied_edge_wins: int = 0
     changed: int = 0
+    errors: dict[str, int] = field(default_factory=dict)
+
+
+def error_category(gold: dict | None, top: dict) -> str:
+    """Why the gold database lost the top rank (error analysis of the re-rank).
+
+    Args:
+        gold: the gold database's evidence (None when it was not ranked at all).
+        top: the winner's evidence.
+
+    Returns:
+        ``not_in_shortlist`` (the re-rank never saw it), ``gold_not_connected`` (its mapped tables
+        are in different parts of its join graph: a missing edge or a wrong mapping),
+        ``gold_more_na`` (more of its phrases unmapped: a mapping miss), ``tie_same_tables`` (same
+        total and the winner maps phrases to same-named tables: an ambiguous question over
+        overlapping schemas) or ``tie_semantic`` (same total, lost on the semantic tie-break).
+    """
+    if not gold or gold.get("stage") != "reranked":
+        return "not_in_shortlist"
+    if (gold.get("connectivity") or 0) < (top.get("connectivity") or 0):
+        return "gold_not_connected"
+    if (gold.get("total_score") or 0) < (top.get("total_score") or 0):
+        return "gold_more_na"
+    tables = lambda ev: {t.lower() for t in ev.get("join_tables") or []}  # noqa: E731
+    return "tie_same_tables" if tables(gold) & tables(top) else "tie_semantic"
 
 
 def evaluate_routing(con, questions: list[Question], log: Log = stderr) -> RoutedRanks:
@@ -154,14 +180,18 @@ def evaluate_routing(con, questions: list[Question], log: Log = stderr) -> Route
     out = RoutedRanks([], [])
     started = time.time()
     for i, q in enumerate(questions, 1):
-        rows = con.execute("select db_id, shortlist_rank, case when rank = 1 then "
-                           "json_extract(evidence, '$.needs_implied_edges') end "
-                           "from route_query_ranked(?, 100000) order by rank", [q.question]).fetchall()
+        rows = con.execute("select db_id, shortlist_rank, case when rank = 1 or db_id = ? then evidence end "
+                           "from route_query_ranked(?, 100000) order by rank", [q.db_id, q.question]).fetchall()
         out.final.append(rank_of([r[0] for r in rows], q.db_id))
         out.shortlist.append(rank_of([r[0] for r in sorted(rows, key=lambda r: r[1])], q.db_id))
         if rows:
-            out.implied_edge_wins += str(rows[0][2]).lower() == "true"
+            top = json.loads(rows[0][2])
+            out.implied_edge_wins += bool(top.get("needs_implied_edges"))
             out.changed += rows[0][1] != 1
+            if rows[0][0] != q.db_id:
+                gold = next((json.loads(r[2]) for r in rows if r[0] == q.db_id and r[2]), None)
+                cat = error_category(gold, top)
+                out.errors[cat] = out.errors.get(cat, 0) + 1
         if i % 500 == 0 or i == len(questions):
             done, sl = route_metrics(out.final), route_metrics(out.shortlist)
             log(f"  routed {i}/{len(questions)} ({time.time() - started:.0f}s) R@1 so far {done['r1']:.4f} "
@@ -220,7 +250,7 @@ def eval_route(bench: Benchmark, setting: str, workdir: Path, embedder: str | No
                         round(m["r3"], 4), round(m["r10"], 4), round(m["map"], 4),
                         round(p50, 1), round(p95, 1), round(seconds, 1), depth, round(recall, 4),
                         round(sl["r1"], 4), round(sl["r2"], 4), round(sl["r3"], 4), round(sl["map"], 4),
-                        ranks.implied_edge_wins, ranks.changed)
+                        ranks.implied_edge_wins, ranks.changed, dict(sorted(ranks.errors.items())))
 
 
 def update_benchmarks_md(path: Path, key: str, body: str) -> None:
@@ -270,6 +300,9 @@ def route_block(m: RouteMetrics, command: str) -> str:
             f"Gold database in the top-{m.shortlist_k} shortlist (the re-rank's ceiling): {m.shortlist_recall:.4f}. "
             f"The re-rank changed the top-1 for {m.reranked_changed} questions; {m.implied_edge_wins} top-1 "
             f"decisions needed an implied (non-declared) join edge for connectivity.\n\n"
+            + (f"Why the gold database was not first ({sum(m.errors.values())} questions): "
+               + ", ".join(f"{k} {v}" for k, v in m.errors.items()) + " (see `error_category`).\n\n"
+               if m.errors else "") +
             f"Command: `{command}` - {time.strftime('%Y-%m-%d')}, {machine()}; "
             f"routing {m.n} questions took {m.seconds}s.\n")
 
@@ -277,5 +310,5 @@ def route_block(m: RouteMetrics, command: str) -> str:
 def metrics_json(m: RouteMetrics) -> str:
     d = asdict(m)
     return json.dumps({k: d[k] for k in ("r1", "r2", "r3", "map", "n", "shortlist_recall", "p50_ms", "p95_ms",
-                                         "shortlist_r1", "shortlist_k", "implied_edge_wins", "setting",
+                                         "shortlist_r1", "shortlist_k", "implied_edge_wins", "errors", "setting",
                                          "benchmark")})

@@ -89,9 +89,11 @@ def test_eval_route_on_a_small_benchmark(tmp_path):
     proc = run_cli("eval", "route", "--benchmark", str(bench), "--setting", "in-domain", "--json",
                    "--workdir", str(tmp_path / "work"), "--write", str(md))
     out = json.loads(proc.stdout.strip().splitlines()[-1])
-    assert {"r1", "r2", "r3", "map", "n", "p50_ms", "p95_ms"} <= set(out)
+    assert {"r1", "r2", "r3", "map", "n", "shortlist_recall", "p50_ms", "p95_ms"} <= set(out)
     assert out["n"] == 6 and out["r1"] == 1.0  # in-domain: every test question is also a train example
-    assert "eval route: mini-route, in-domain" in md.read_text()
+    assert out["shortlist_recall"] == 1.0 and out["errors"] == {}
+    text = md.read_text()
+    assert "eval route: mini-route, in-domain" in text and "shortlist alone" in text and "after re-rank" in text
 
 
 def test_eval_statements_and_examples_on_a_small_benchmark(tmp_path):

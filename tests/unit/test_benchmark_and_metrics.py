@@ -65,3 +65,16 @@ def test_statement_scores_recall_and_f1_at_k():
     assert m["recall_at_4"] == 1.0 and m["f1_at_4"] == round(2 * 0.5 * 1.0 / 1.5, 4)
     assert gold_statements("a refers to x; b = 1 ;") == ["a refers to x", "b = 1"]
     assert statement_key("'In 2017' refers to year = 2017.") == statement_key("in 2019 refers to year = 2019")
+
+
+def test_error_category_names_why_gold_lost():
+    from dbrouter.evaluation import error_category
+
+    top = {"stage": "reranked", "connectivity": 1, "total_score": 1.0, "join_tables": ["singer"]}
+    assert error_category(None, top) == "not_in_shortlist"
+    assert error_category({"stage": "shortlist"}, top) == "not_in_shortlist"
+    assert error_category({"stage": "reranked", "connectivity": 0, "total_score": 0}, top) == "gold_not_connected"
+    assert error_category({"stage": "reranked", "connectivity": 1, "total_score": 0.37}, top) == "gold_more_na"
+    tie = {"stage": "reranked", "connectivity": 1, "total_score": 1.0}
+    assert error_category({**tie, "join_tables": ["Singer", "song"]}, top) == "tie_same_tables"
+    assert error_category({**tie, "join_tables": ["orchestra"]}, top) == "tie_semantic"
