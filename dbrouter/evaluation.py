@@ -310,5 +310,6 @@ def route_block(m: RouteMetrics, command: str) -> str:
 def metrics_json(m: RouteMetrics) -> str:
     d = asdict(m)
     return json.dumps({k: d[k] for k in ("r1", "r2", "r3", "map", "n", "shortlist_recall", "p50_ms", "p95_ms",
-                                         "shortlist_r1", "shortlist_k", "implied_edge_wins", "errors", "setting",
+                                         "shortlist_r1", "shortlist_r2", "shortlist_r3", "shortlist_map", "shortlist_k",
+                                         "implied_edge_wins", "errors", "setting",
                                          "benchmark")})
