@@ -77,8 +77,10 @@ def route_with_llm(con, llm, question: str | None, k: int = 5, shortlist_k: int 
         return route(con, question, k), report
     depth = int(shortlist_k or default_shortlist_k(con))
     shortlist = [r[0] for r in con.execute("select db_id from route_shortlist(?, ?)", [question, depth]).fetchall()]
-    by_db = embedding_mappings(con, question, depth)
-    by_db.update(map_phrases_llm(con, llm, question, shortlist, report))
+    by_db = map_phrases_llm(con, llm, question, shortlist, report)
+    if report.fallback:  # those databases keep the non-LLM mapping
+        fallback = embedding_mappings(con, question, depth)
+        by_db.update({db: fallback[db] for db in report.fallback if db in fallback})
     payload = json.dumps([{"db_id": m.db_id, "phrase": m.phrase, "table_name": m.table_name,
                            "column_name": m.column_name} for ms in by_db.values() for m in ms])
     rows = con.execute("select rank, db_id, score, evidence from route_query_ranked_mapped(?, ?, ?, ?)",

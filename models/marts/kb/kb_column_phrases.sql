@@ -2,18 +2,20 @@
 -- ("<table label> <column label>"), the phrase embedder's vector of it, the normalised name
 -- tokens for exact matches, sample-value tokens for value matches, and its table's connected
 -- part. Rebuilt on every build: the static phrase embedder embeds 500k labels in seconds.
-select
-    c.column_key,
-    c.db_id,
-    c.table_name,
-    c.column_name,
-    coalesce(nullif(t.table_label, ''), c.table_name) || ' ' || coalesce(nullif(c.column_label, ''), c.column_name) as phrase_text,
-    dbrouter_label_tokens([c.table_name, t.table_label, c.column_name, c.column_label]) as label_tokens,
-    dbrouter_label_tokens(c.sample_values) as value_tokens,
-    p.component,
-    p.declared_component,
-    dbrouter_embedder() as phrase_model,
-    embed_phrase(coalesce(nullif(t.table_label, ''), c.table_name) || ' ' || coalesce(nullif(c.column_label, ''), c.column_name)) as embedding
-from {{ ref('kb_columns') }} as c
-join {{ ref('kb_tables') }} as t on t.table_key = c.table_key
-join {{ ref('kb_table_components') }} as p on p.table_key = c.table_key
+with labelled as (
+    select
+        c.column_key,
+        c.db_id,
+        c.table_name,
+        c.column_name,
+        coalesce(nullif(t.table_label, ''), c.table_name) || ' ' || coalesce(nullif(c.column_label, ''), c.column_name) as phrase_text,
+        dbrouter_label_tokens([c.table_name, t.table_label, c.column_name, c.column_label]) as label_tokens,
+        dbrouter_label_tokens(c.sample_values) as value_tokens,
+        p.component,
+        p.declared_component
+    from {{ ref('kb_columns') }} as c
+    join {{ ref('kb_tables') }} as t on t.table_key = c.table_key
+    join {{ ref('kb_table_components') }} as p on p.table_key = c.table_key
+)
+select *, dbrouter_embedder() as phrase_model, embed_phrase(phrase_text) as embedding
+from labelled
