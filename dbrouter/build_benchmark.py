@@ -56,7 +56,7 @@ def run_build_benchmark(bench: Benchmark, workdir: Path, embedder: str | None, w
     con = connect(wh, embedder=embedder)
     try:
         counts = dict(con.execute("select doc_kind, count(*) from kb_documents group by 1").fetchall())
-        p50, p95 = latency(con, bench.test)
+        p50, p95 = latency(con, [q.question for q in bench.test])
     finally:
         con.close()
     result = {"benchmark": bench.name, "databases": len(bench.db_ids), "documents": counts,

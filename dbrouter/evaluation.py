@@ -199,15 +199,15 @@ def evaluate_routing(con, questions: list[Question], log: Log = stderr) -> Route
     return out
 
 
-def latency(con, questions: list[Question], n: int = 200, seed: int = 0) -> tuple[float, float]:
-    """Warm p50/p95 (ms) of ``select route_query(?)`` over ``n`` sampled questions."""
+def latency(con, questions: list[str], n: int = 200, seed: int = 0) -> tuple[float, float]:
+    """Warm p50/p95 (ms) of ``select route_query(?)`` over ``n`` sampled question texts."""
     sample = random.Random(seed).sample(questions, min(n, len(questions)))
     for q in sample[:5]:
-        con.execute("select route_query(?)", [q.question]).fetchall()
+        con.execute("select route_query(?)", [q]).fetchall()
     times = []
     for q in sample:
         t = time.perf_counter()
-        con.execute("select route_query(?)", [q.question]).fetchall()
+        con.execute("select route_query(?)", [q]).fetchall()
         times.append((time.perf_counter() - t) * 1000)
     times.sort()
     return statistics.median(times), times[max(0, int(round(0.95 * len(times))) - 1)]
@@ -240,7 +240,7 @@ def eval_route(bench: Benchmark, setting: str, workdir: Path, embedder: str | No
         log(f"[{bench.name} / {setting}] routing {len(questions)} test questions")
         ranks = evaluate_routing(con, questions, log)
         seconds = time.time() - started
-        p50, p95 = latency(con, questions)
+        p50, p95 = latency(con, [q.question for q in questions])
         depth = int(con.execute("select route_shortlist_k()").fetchall()[0][0])
     finally:
         con.close()

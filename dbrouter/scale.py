@@ -18,7 +18,7 @@ import statistics
 import time
 from pathlib import Path
 
-from dbrouter.evaluation import build_kb, machine, stderr, update_benchmarks_md
+from dbrouter.evaluation import build_kb, latency, machine, stderr, update_benchmarks_md
 from dbrouter.warehouse import connect
 
 SUFFIXES = ("archive", "legacy", "eu", "us", "apac", "staging", "v2", "mirror", "backup", "ops", "finance",
@@ -108,13 +108,7 @@ def run_scale(sources: list[Path], n: int, workdir: Path, embedder: str | None, 
     dbt_rss = _rss_mib(resource.RUSAGE_CHILDREN)
     con = connect(warehouse, embedder=embedder)
     try:
-        for q in questions[:5]:
-            con.execute("select route_query(?)", [q]).fetchall()
-        times = []
-        for q in questions:
-            t = time.perf_counter()
-            con.execute("select route_query(?)", [q]).fetchall()
-            times.append((time.perf_counter() - t) * 1000)
+        p50, p95 = latency(con, questions)
         shortlist_times = []
         for q in questions[:50]:
             t = time.perf_counter()
@@ -123,12 +117,11 @@ def run_scale(sources: list[Path], n: int, workdir: Path, embedder: str | None, 
         n_docs = con.execute("select count(*) from kb_document_embeddings").fetchall()[0][0]
     finally:
         con.close()
-    times.sort()
     result = {**sizes, "embedder": embedder or "minilm", "documents": n_docs, "build_s": round(build_s, 1),
               "embedded": embedded, "warehouse_mib": round(warehouse.stat().st_size / 2**20, 1),
               "build_peak_rss_mib": round(dbt_rss, 1), "route_peak_rss_mib": round(_rss_mib(resource.RUSAGE_SELF), 1),
-              "p50_ms": round(statistics.median(times), 1), "p95_ms": round(times[int(0.95 * len(times)) - 1], 1),
-              "shortlist_p50_ms": round(statistics.median(shortlist_times), 1), "n_questions": len(times)}
+              "p50_ms": round(p50, 1), "p95_ms": round(p95, 1),
+              "shortlist_p50_ms": round(statistics.median(shortlist_times), 1), "n_questions": len(questions)}
     if write:
         update_benchmarks_md(write, f"eval scale {n}", scale_block(result, command))
     return result

@@ -109,3 +109,14 @@ def test_eval_statements_and_examples_on_a_small_benchmark(tmp_path):
     assert "eval statements: mini-route" in text and "eval examples: mini-route" in text
     smoke = run_cli("eval", "examples", "--limit", "2", *common)
     assert "| exact | 2 |" in smoke.stdout and "| exact | 2 |" not in md.read_text()  # limited runs not recorded
+
+
+def test_eval_scale_builds_and_routes_a_synthetic_repository(tmp_path):
+    bench = mini_benchmark(tmp_path)
+    md = tmp_path / "BENCH.md"
+    proc = run_cli("eval", "scale", "--benchmark", str(bench), "--databases", "4", "--workdir",
+                   str(tmp_path / "work"), "--write", str(md))
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert out["databases"] == 4 and out["documents"] > out["columns"] > 0
+    assert out["p50_ms"] > 0 and out["build_peak_rss_mib"] > 0
+    assert "eval scale: 4 synthetic databases" in md.read_text()

@@ -78,3 +78,20 @@ def test_error_category_names_why_gold_lost():
     tie = {"stage": "reranked", "connectivity": 1, "total_score": 1.0}
     assert error_category({**tie, "join_tables": ["Singer", "song"]}, top) == "tie_same_tables"
     assert error_category({**tie, "join_tables": ["orchestra"]}, top) == "tie_semantic"
+
+
+def test_synthesize_renames_tables_and_keeps_foreign_keys():
+    from dbrouter.scale import synthesize
+
+    schemas = [{"db_id": "a", "tables": [{"name": "t", "columns": [{"name": "id"}]},
+                                         {"name": "u", "columns": [{"name": "t_id"}]}],
+                "foreign_keys": [{"table": "u", "column": "t_id", "ref_table": "t", "ref_column": "id"}]},
+               {"db_id": "b", "tables": [{"name": "v", "columns": [{"name": "x"}]}], "foreign_keys": []}]
+    out = synthesize(schemas, 3, seed=1)
+    assert [d["db_id"] for d in out] == ["synthetic_00000", "synthetic_00001", "synthetic_00002"]
+    for d in out:
+        names = [t["name"] for t in d["tables"]]
+        assert len(names) == 3 and len(set(names)) == 3 and not {"t", "u", "v"} & set(names)
+        fk = d["foreign_keys"][0]
+        assert fk["table"] in names and fk["ref_table"] in names and fk["table"].startswith("u_")
+    assert synthesize(schemas, 3, seed=1) == out  # seeded: the same repository every time
