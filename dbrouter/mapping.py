@@ -37,21 +37,6 @@ class MappingReport(StepReport):
     fallback: list[str] = field(default_factory=list)
 
 
-def schema_text(columns: list[tuple[str, str, str | None]]) -> str:
-    """The TABLE INFORMATION block: one line per table with its columns and types.
-
-    Args:
-        columns: (table, column, type) rows of one database.
-
-    Returns:
-        ``Table(col type, ...)`` lines.
-    """
-    tables: dict[str, list[str]] = {}
-    for table, column, dtype in columns:
-        tables.setdefault(table, []).append(f"{column} {dtype or ''}".strip())
-    return "\n".join(f"{t}({', '.join(cols)})" for t, cols in tables.items())
-
-
 def parse_mapping(answer: str, db_id: str, columns: set[tuple[str, str]]) -> list[PhraseMapping] | None:
     """Parse a phrase-mapping answer strictly.
 
@@ -99,10 +84,10 @@ def map_phrases_llm(con, llm: LLMClient, question: str, db_ids: list[str],
     """
     out: dict[str, list[PhraseMapping]] = {}
     for db_id in db_ids:
-        cols = con.execute("select table_name, column_name, data_type from kb_columns where db_id = ? "
-                           "order by table_name, ordinal_position", [db_id]).fetchall()
-        known = {(t.lower(), c.lower()) for t, c, _ in cols}
-        user = PHRASE_MAPPING_USER.format(query=question, schema=schema_text(cols))
+        known = {(t.lower(), c.lower()) for t, c in con.execute(
+            "select table_name, column_name from kb_columns where db_id = ?", [db_id]).fetchall()}
+        ddl = con.execute("select database_ddl from kb_databases where db_id = ?", [db_id]).fetchall()[0][0]
+        user = PHRASE_MAPPING_USER.format(query=question, schema=ddl)
         parsed = ask_for_item(llm, report, db_id, PHRASE_MAPPING_SYSTEM, user,
                               lambda text, d=db_id, k=known: parse_mapping(text, d, k))
         if parsed is None:

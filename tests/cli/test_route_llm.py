@@ -15,10 +15,10 @@ QUESTION = "How many singers performed in each concert?"
 
 
 def _db_of(user: str) -> str:
-    info = user.split("TABLE INFORMATION:")[-1]
-    if "singer_in_concert(" in info:
+    info = user.split("TABLE INFORMATION:")[-1]  # the database's DDL (kb_databases.database_ddl)
+    if "create table singer_in_concert (" in info:
         return "concert_singer"
-    if "song(" in info and "singer(" in info:
+    if "create table song (" in info and "create table singer (" in info:
         return "singer"
     return "other"
 

@@ -1,4 +1,4 @@
-from dbrouter.mapping import parse_mapping, schema_text
+from dbrouter.mapping import parse_mapping
 
 COLS = {("singer", "name"), ("singer", "age"), ("concert", "year")}
 
@@ -19,8 +19,3 @@ def test_parse_mapping_rejects_prose_unknown_columns_and_empty():
     assert parse_mapping("singer - singer.height", "db", COLS) is None
     assert parse_mapping("singer - stadium.name", "db", COLS) is None
     assert parse_mapping("", "db", COLS) is None
-
-
-def test_schema_text_groups_columns_by_table():
-    assert schema_text([("singer", "name", "text"), ("singer", "age", None), ("concert", "year", "int")]) == (
-        "singer(name text, age)\nconcert(year int)")
