@@ -9,13 +9,34 @@ Public helpers::
     dbrouter.route_with_llm(con, dbrouter.LLMClient.from_env(), "How many singers do we have?")  # LLM mapping
     dbrouter.retrieve_statements(con, "How many male singers?", "concert_singer")
     dbrouter.retrieve_examples(con, "How many singers are older than 30?", "concert_singer")
+
+The helpers are imported on first use (PEP 562), so ``import dbrouter.errors`` (done by the UDF
+plugin) does not load the LLM client or the evaluation code.
 """
 
-from dbrouter.retrieval import RetrievedExample, RetrievedStatement, retrieve_examples, retrieve_statements
-from dbrouter.llm import LLMClient
-from dbrouter.routing import RouteCandidate, RouteResult, route, route_with_llm
-from dbrouter.warehouse import connect
+from __future__ import annotations
 
-__all__ = ["connect", "route", "route_with_llm", "LLMClient", "RouteCandidate", "RouteResult", "retrieve_statements", "retrieve_examples",
-           "RetrievedStatement", "RetrievedExample"]
+import importlib
+from typing import Any
+
+_EXPORTS = {
+    "connect": "dbrouter.warehouse",
+    "route": "dbrouter.routing",
+    "route_with_llm": "dbrouter.routing",
+    "RouteCandidate": "dbrouter.routing",
+    "RouteResult": "dbrouter.routing",
+    "LLMClient": "dbrouter.llm",
+    "retrieve_statements": "dbrouter.retrieval",
+    "retrieve_examples": "dbrouter.retrieval",
+    "RetrievedStatement": "dbrouter.retrieval",
+    "RetrievedExample": "dbrouter.retrieval",
+}
+
+__all__ = list(_EXPORTS)
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str) -> Any:
+    if name in _EXPORTS:
+        return getattr(importlib.import_module(_EXPORTS[name]), name)
+    raise AttributeError(f"module 'dbrouter' has no attribute {name!r}")

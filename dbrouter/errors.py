@@ -1,4 +1,8 @@
-"""Error classes; every message says what to do next."""
+"""Error classes; every message says what to do next.
+
+This module imports nothing from the rest of the package, so ``python_udfs`` can raise these
+errors without pulling in the CLI, the LLM client or DuckDB.
+"""
 
 from __future__ import annotations
 
@@ -21,6 +25,14 @@ class SourceError(DbrouterError):
 
 class WarehouseError(DbrouterError):
     """The warehouse file is missing or has no knowledge base yet."""
+
+
+class EmbedderUnavailable(DbrouterError):
+    """The configured embedding model is unknown or cannot be loaded."""
+
+
+class EmbedderMismatch(DbrouterError):
+    """The embedder on a connection is not the one the knowledge base's vectors were made with."""
 
 
 class DbtRunError(DbrouterError):

