@@ -25,6 +25,7 @@ _EXPORTS = {
     "route_with_llm": "dbrouter.routing",
     "RouteCandidate": "dbrouter.routing",
     "RouteResult": "dbrouter.routing",
+    "RouteEvidence": "dbrouter.evidence",
     "LLMClient": "dbrouter.llm",
     "retrieve_statements": "dbrouter.retrieval",
     "retrieve_examples": "dbrouter.retrieval",

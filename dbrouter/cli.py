@@ -10,7 +10,13 @@ import sys
 import time
 from pathlib import Path
 
+from typing import TYPE_CHECKING
+
 from dbrouter.errors import DbrouterError
+
+if TYPE_CHECKING:
+    from dbrouter.evidence import RouteEvidence
+    from dbrouter.routing import RouteResult
 
 DEFAULT_WAREHOUSE = "dbrouter.duckdb"
 
@@ -44,39 +50,40 @@ def cmd_build(args) -> int:
     return 0
 
 
-def _print_ranking(result, explain: bool) -> None:
+def _print_ranking(result: RouteResult, explain: bool) -> None:
+    """Print one routed question: a line per candidate, and its evidence with ``explain``."""
     print(f"Q: {result.question}")
     if not result.candidates:
         print(f"   (no ranking: {result.reason})")
     for c in result.candidates:
         ev = c.evidence
-        line = f"  {c.rank}. {c.db_id:<32} shortlist #{ev.get('shortlist', {}).get('rank')} score {c.score:.4f}"
-        if ev.get("stage") == "reranked":
-            line += (f"  total {ev.get('total_score')} (coverage {ev.get('coverage')} x connectivity "
-                     f"{ev.get('connectivity')})  semantic {ev.get('semantic_score')}")
+        line = f"  {c.rank}. {c.db_id:<32} shortlist #{ev.shortlist.rank} score {c.score:.4f}"
+        if ev.reranked:
+            line += (f"  total {ev.total_score} (coverage {ev.coverage} x connectivity "
+                     f"{ev.connectivity})  semantic {ev.semantic_score}")
         print(line)
         if explain:
             _print_evidence(ev)
 
 
-def _print_evidence(ev: dict) -> None:
-    sl = ev.get("shortlist", {})
-    print(f"       shortlist: database {sl.get('database_similarity')}  tables {sl.get('table_similarity')}"
-          f"  columns {sl.get('column_similarity')}  examples {sl.get('example_similarity')}"
-          f"{' (imputed)' if sl.get('example_imputed') else ''}; top table {sl.get('top_table')},"
-          f" top column {sl.get('top_column')}")
-    if ev.get("stage") != "reranked":
+def _print_evidence(ev: RouteEvidence) -> None:
+    """Print the shortlist signals and, for a re-ranked candidate, its mappings and connectivity."""
+    sl = ev.shortlist
+    print(f"       shortlist: database {sl.database_similarity}  tables {sl.table_similarity}"
+          f"  columns {sl.column_similarity}  examples {sl.example_similarity}"
+          f"{' (imputed)' if sl.example_imputed else ''}; top table {sl.top_table},"
+          f" top column {sl.top_column}")
+    if not ev.reranked:
         return
-    mapped_by = f" [{ev['mapped_by']}]" if ev.get("mapped_by") else ""
-    print(f"       phrases{mapped_by}: {ev.get('phrases')} ({ev.get('na_phrases')} N/A)")
-    for m in ev.get("mappings") or []:
-        target = m.get("column") or "N/A"
-        sim = f" ({m['similarity']})" if m.get("similarity") is not None else ""
-        via = f" via '{m['span']}'" if m.get("span") and m.get("span") != m.get("phrase") else ""
-        print(f"         {m.get('phrase')}{via} -> {target}{sim}")
-    implied = " (needs implied edges)" if ev.get("needs_implied_edges") else ""
-    print(f"       connectivity {ev.get('connectivity')}{implied}: tables {ev.get('join_tables')}"
-          f"{'; join path ' + ev['join_path'] if ev.get('join_path') else ''}")
+    mapped_by = f" [{ev.mapped_by}]" if ev.mapped_by else ""
+    print(f"       phrases{mapped_by}: {ev.phrases} ({ev.na_phrases} N/A)")
+    for m in ev.mappings or []:
+        sim = f" ({m.similarity})" if m.similarity is not None else ""
+        via = f" via '{m.span}'" if m.span and m.span != m.phrase else ""
+        print(f"         {m.phrase}{via} -> {m.column or 'N/A'}{sim}")
+    implied = " (needs implied edges)" if ev.needs_implied_edges else ""
+    print(f"       connectivity {ev.connectivity}{implied}: tables {ev.join_tables}"
+          f"{'; join path ' + ev.join_path if ev.join_path else ''}")
 
 
 def cmd_route(args) -> int:
@@ -103,7 +110,7 @@ def cmd_route(args) -> int:
                          f" ({report.malformed} malformed, {report.llm_errors} errors{': ' + report.notes[0] if report.notes else ''})")
             if args.json:
                 print(json.dumps({"question": q, "reason": result.reason,
-                                  "ranking": [vars(c) for c in result.candidates]}))
+                                  "ranking": [c.to_dict() for c in result.candidates]}))
             else:
                 _print_ranking(result, args.explain)
     finally:

@@ -20,6 +20,7 @@ from typing import Callable
 
 from dbrouter.benchmark import Benchmark, Question, setting_split
 from dbrouter.dbt_runner import run_dbt
+from dbrouter.evidence import RouteEvidence
 from dbrouter.ingest import ingest, print_issues
 from dbrouter.sources import SourceSpec, SourcesConfig
 from dbrouter.warehouse import connect
@@ -141,7 +142,7 @@ class RoutedRanks:
     errors: dict[str, int] = field(default_factory=dict)
 
 
-def error_category(gold: dict | None, top: dict) -> str:
+def error_category(gold: RouteEvidence | None, top: RouteEvidence) -> str:
     """Why the gold database lost the top rank (error analysis of the re-rank).
 
     Args:
@@ -155,18 +156,41 @@ def error_category(gold: dict | None, top: dict) -> str:
         total and the winner maps phrases to same-named tables: an ambiguous question over
         overlapping schemas) or ``tie_semantic`` (same total, lost on the semantic tie-break).
     """
-    if not gold or gold.get("stage") != "reranked":
+    if gold is None or not gold.reranked:
         return "not_in_shortlist"
-    if (gold.get("connectivity") or 0) < (top.get("connectivity") or 0):
+    if (gold.connectivity or 0) < (top.connectivity or 0):
         return "gold_not_connected"
-    if (gold.get("total_score") or 0) < (top.get("total_score") or 0):
+    if (gold.total_score or 0) < (top.total_score or 0):
         return "gold_more_na"
-    tables = lambda ev: {t.lower() for t in ev.get("join_tables") or []}  # noqa: E731
+    tables = lambda ev: {t.lower() for t in ev.join_tables or []}  # noqa: E731
     return "tie_same_tables" if tables(gold) & tables(top) else "tie_semantic"
 
 
+def route_one(con, q: Question, out: RoutedRanks) -> None:
+    """Route one question through ``route_query_ranked`` and add its outcome to ``out``.
+
+    Args:
+        con: warehouse connection.
+        q: the question with its gold database.
+        out: updated with the gold ranks, the implied-edge count, the changed top-1 and the miss category.
+    """
+    rows = con.execute("select db_id, shortlist_rank, case when rank = 1 or db_id = ? then evidence end "
+                       "from route_query_ranked(?, 100000) order by rank", [q.db_id, q.question]).fetchall()
+    out.final.append(rank_of([r[0] for r in rows], q.db_id))
+    out.shortlist.append(rank_of([r[0] for r in sorted(rows, key=lambda r: r[1])], q.db_id))
+    if not rows:
+        return
+    top = RouteEvidence.from_json(rows[0][2])
+    out.implied_edge_wins += bool(top.needs_implied_edges)
+    out.changed += rows[0][1] != 1
+    if rows[0][0] != q.db_id:
+        gold = next((RouteEvidence.from_json(r[2]) for r in rows if r[0] == q.db_id and r[2]), None)
+        cat = error_category(gold, top)
+        out.errors[cat] = out.errors.get(cat, 0) + 1
+
+
 def evaluate_routing(con, questions: list[Question], log: Log = stderr) -> RoutedRanks:
-    """Route every question through ``route_query_ranked`` and return the gold ranks.
+    """Route every question and collect the gold ranks.
 
     Args:
         con: warehouse connection.
@@ -175,23 +199,12 @@ def evaluate_routing(con, questions: list[Question], log: Log = stderr) -> Route
 
     Returns:
         Gold ranks after the re-rank and in the shortlist (first ranking), how many top-1
-        decisions needed an implied join edge, and how many top-1s the re-rank changed.
+        decisions needed an implied join edge, how many top-1s the re-rank changed, and the misses.
     """
     out = RoutedRanks([], [])
     started = time.time()
     for i, q in enumerate(questions, 1):
-        rows = con.execute("select db_id, shortlist_rank, case when rank = 1 or db_id = ? then evidence end "
-                           "from route_query_ranked(?, 100000) order by rank", [q.db_id, q.question]).fetchall()
-        out.final.append(rank_of([r[0] for r in rows], q.db_id))
-        out.shortlist.append(rank_of([r[0] for r in sorted(rows, key=lambda r: r[1])], q.db_id))
-        if rows:
-            top = json.loads(rows[0][2])
-            out.implied_edge_wins += bool(top.get("needs_implied_edges"))
-            out.changed += rows[0][1] != 1
-            if rows[0][0] != q.db_id:
-                gold = next((json.loads(r[2]) for r in rows if r[0] == q.db_id and r[2]), None)
-                cat = error_category(gold, top)
-                out.errors[cat] = out.errors.get(cat, 0) + 1
+        route_one(con, q, out)
         if i % 500 == 0 or i == len(questions):
             done, sl = route_metrics(out.final), route_metrics(out.shortlist)
             log(f"  routed {i}/{len(questions)} ({time.time() - started:.0f}s) R@1 so far {done['r1']:.4f} "

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
+
+from dbrouter.evidence import RouteEvidence
 
 if TYPE_CHECKING:
     from dbrouter.mapping import MappingReport
@@ -12,12 +14,20 @@ if TYPE_CHECKING:
 
 @dataclass
 class RouteCandidate:
-    """One ranked database."""
+    """One ranked database: its rank, its shortlist score and why (:class:`RouteEvidence`)."""
 
     rank: int
     db_id: str
     score: float
-    evidence: dict[str, Any] = field(default_factory=dict)
+    evidence: RouteEvidence
+
+    def to_dict(self) -> dict[str, Any]:
+        """The candidate as ``route_query_json`` returns it (evidence as a JSON object).
+
+        Returns:
+            ``{rank, db_id, score, evidence}``, JSON-serialisable.
+        """
+        return {"rank": self.rank, "db_id": self.db_id, "score": self.score, "evidence": self.evidence.to_dict()}
 
 
 @dataclass
@@ -43,11 +53,13 @@ def route(con, question: str | None, k: int = 5) -> RouteResult:
 
     Returns:
         A :class:`RouteResult`.
+
+    Raises:
+        EvidenceError: the warehouse's evidence JSON lacks a key this version reads.
     """
     raw = con.execute("select route_query_json(?, ?)", [question, int(k)]).fetchall()[0][0]
     data = json.loads(raw)
-    cands = [RouteCandidate(int(c["rank"]), c["db_id"], float(c["score"]),
-                            json.loads(c["evidence"]) if isinstance(c["evidence"], str) else c["evidence"])
+    cands = [RouteCandidate(int(c["rank"]), c["db_id"], float(c["score"]), RouteEvidence.from_json(c["evidence"]))
              for c in data.get("ranking") or []]
     return RouteResult(question, cands, data.get("reason"))
 
@@ -85,10 +97,11 @@ def route_with_llm(con, llm, question: str | None, k: int = 5, shortlist_k: int 
                            "column_name": m.column_name} for ms in by_db.values() for m in ms])
     rows = con.execute("select rank, db_id, score, evidence from route_query_ranked_mapped(?, ?, ?, ?)",
                        [question, payload, int(k), depth]).fetchall()
-    cands = [RouteCandidate(int(r), d, float(s), json.loads(e)) for r, d, s, e in rows]
+    cands = [RouteCandidate(int(r), d, float(s), RouteEvidence.from_json(e)) for r, d, s, e in rows]
     for c in cands:
-        if c.evidence.get("stage") == "reranked":
-            c.evidence["mapped_by"] = "llm" if c.db_id in report.mapped_by_llm else "embedding (LLM fallback)"
+        if c.evidence.reranked:
+            by = "llm" if c.db_id in report.mapped_by_llm else "embedding (LLM fallback)"
+            c.evidence = replace(c.evidence, mapped_by=by)
     return RouteResult(question, cands, None if cands else "no databases in the knowledge base"), report
 
 

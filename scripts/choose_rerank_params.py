@@ -25,10 +25,14 @@ from pathlib import Path
 from dbrouter.benchmark import load_benchmark
 from dbrouter.dbt_runner import run_dbt
 from dbrouter.evaluation import build_kb
+from dbrouter.evidence import RouteEvidence
 from dbrouter.warehouse import connect
+
+Candidate = tuple[str, float, RouteEvidence]  # db_id, shortlist score, evidence
 
 
 def split_train(bench, seed: int = 0):
+    """Each database's train questions split 50/50 (seeded): (examples A, held-out B)."""
     by_db: dict[str, list] = {}
     for q in bench.train:
         by_db.setdefault(q.db_id, []).append(q)
@@ -42,28 +46,32 @@ def split_train(bench, seed: int = 0):
     return a, b
 
 
-def candidates(warehouse: Path, questions, depth: int) -> list[tuple[str, list[dict]]]:
+def candidates(warehouse: Path, questions, depth: int) -> list[tuple[str, list[Candidate]]]:
+    """Per question: its gold db_id and the top ``depth`` candidates of ``route_query_ranked``."""
     con = connect(warehouse)
     out = []
     try:
         for q in questions:
             rows = con.execute("select db_id, score, evidence from route_query_ranked(?, ?)",
                                [q.question, depth]).fetchall()
-            out.append((q.db_id, [dict(json.loads(e), db_id=d, score=s) for d, s, e in rows]))
+            out.append((q.db_id, [(d, s, RouteEvidence.from_json(e)) for d, s, e in rows]))
     finally:
         con.close()
     return out
 
 
 def r_at_1(data, n: float, alpha: float) -> float:
+    """R@1 when coverage uses penalty ``n`` and the tie-break weighs the shortlist score by ``alpha``."""
+    def key(c: Candidate):
+        _, score, ev = c
+        phrases, na = ev.phrases or 0, ev.na_phrases or 0
+        cov = 1.0 if not phrases else math.exp(-n * na / phrases)
+        return (round(cov * (ev.connectivity or 0), 6), (ev.semantic_score or 0) + alpha * score)
+
     hits = 0
     for gold, cands in data:
-        def key(c):
-            phrases, na = c.get("phrases") or 0, c.get("na_phrases") or 0
-            cov = 1.0 if not phrases else math.exp(-n * na / phrases)
-            return (round(cov * (c.get("connectivity") or 0), 6), (c.get("semantic_score") or 0) + alpha * c["score"])
         best = max(cands, key=key) if cands else None
-        hits += bool(best) and best["db_id"] == gold
+        hits += bool(best) and best[0] == gold
     return hits / max(len(data), 1)
 
 
@@ -101,7 +109,7 @@ def main() -> None:
     best = max(results, key=lambda x: x[0])
     print(f"best (mean R@1 {best[0]:.4f}): dbrouter__phrase_threshold {best[1]}, dbrouter__coverage_penalty "
           f"{best[2]}, dbrouter__rerank_shortlist_weight {best[3]} -> {best[4]}")
-    shortlist = {s: sum(bool(c) and max(c, key=lambda x: x["score"])["db_id"] == g for g, c in d) / max(len(d), 1)
+    shortlist = {s: sum(bool(c) and max(c, key=lambda x: x[1])[0] == g for g, c in d) / max(len(d), 1)
                  for s, d in data.items()}
     print(f"shortlist alone on the same questions: {shortlist}")
 

@@ -5,6 +5,7 @@ import pytest
 from dbrouter.benchmark import SETTINGS, is_withheld, load_benchmark, setting_split
 from dbrouter.errors import BenchmarkError
 from dbrouter.evaluation import rank_of, route_metrics, update_benchmarks_md
+from tests.unit.evidence_samples import evidence_json
 
 
 def test_route_metrics_recall_and_map():
@@ -69,15 +70,16 @@ def test_statement_scores_recall_and_f1_at_k():
 
 def test_error_category_names_why_gold_lost():
     from dbrouter.evaluation import error_category
+    from dbrouter.evidence import RouteEvidence
 
-    top = {"stage": "reranked", "connectivity": 1, "total_score": 1.0, "join_tables": ["singer"]}
+    ev = lambda **kw: RouteEvidence.from_json(evidence_json(**kw))  # noqa: E731
+    top = ev(connectivity=1, total_score=1.0, join_tables=["singer"])
     assert error_category(None, top) == "not_in_shortlist"
-    assert error_category({"stage": "shortlist"}, top) == "not_in_shortlist"
-    assert error_category({"stage": "reranked", "connectivity": 0, "total_score": 0}, top) == "gold_not_connected"
-    assert error_category({"stage": "reranked", "connectivity": 1, "total_score": 0.37}, top) == "gold_more_na"
-    tie = {"stage": "reranked", "connectivity": 1, "total_score": 1.0}
-    assert error_category({**tie, "join_tables": ["Singer", "song"]}, top) == "tie_same_tables"
-    assert error_category({**tie, "join_tables": ["orchestra"]}, top) == "tie_semantic"
+    assert error_category(ev(stage="shortlist"), top) == "not_in_shortlist"
+    assert error_category(ev(connectivity=0, total_score=0), top) == "gold_not_connected"
+    assert error_category(ev(connectivity=1, total_score=0.37), top) == "gold_more_na"
+    assert error_category(ev(join_tables=["Singer", "song"]), top) == "tie_same_tables"
+    assert error_category(ev(join_tables=["orchestra"]), top) == "tie_semantic"
 
 
 def test_synthesize_renames_tables_and_keeps_foreign_keys():
