@@ -1,4 +1,4 @@
-"""The `dbrouter` command line."""
+"""The `dbrouter` command line: argument parsing and printing; the work is done by the library."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from pathlib import Path
 
 from typing import TYPE_CHECKING
 
+from dbrouter.console import err
 from dbrouter.errors import DbrouterError
 
 if TYPE_CHECKING:
@@ -25,28 +26,32 @@ def _warehouse(args) -> Path:
     return Path(args.warehouse or os.environ.get("DBROUTER_WAREHOUSE") or DEFAULT_WAREHOUSE)
 
 
-def _err(msg: str) -> None:
-    print(msg, file=sys.stderr, flush=True)
+def _connect(args, read_only: bool = True):
+    """The warehouse of ``--warehouse`` with the UDFs of ``--embedder`` (:func:`dbrouter.warehouse.connect`)."""
+    from dbrouter.warehouse import connect
+
+    return connect(_warehouse(args), read_only=read_only, embedder=args.embedder)
 
 
 def cmd_ingest(args) -> int:
     from dbrouter.ingest import ingest, print_issues
     from dbrouter.sources import load_sources
 
-    report = ingest(load_sources(args.sources), _warehouse(args), progress=_err)
-    _err(report.summary())
+    report = ingest(load_sources(args.sources), _warehouse(args), progress=err)
+    err(report.summary())
     print_issues(report)
     return 0
 
 
 def cmd_build(args) -> int:
     from dbrouter.dbt_runner import run_dbt
+    from python_udfs.embeddings import resolve_embedder_name
 
     cmd_ingest(args)
     started = time.time()
-    _err(f"running dbt build on {_warehouse(args)} (embedder {args.embedder or os.environ.get('DBROUTER_EMBEDDER', 'minilm')})")
+    err(f"running dbt build on {_warehouse(args)} (embedder {resolve_embedder_name(args.embedder)})")
     run_dbt(["build"], _warehouse(args), args.embedder)
-    _err(f"knowledge base built in {time.time() - started:.1f}s")
+    err(f"knowledge base built in {time.time() - started:.1f}s")
     return 0
 
 
@@ -89,7 +94,6 @@ def _print_evidence(ev: RouteEvidence) -> None:
 def cmd_route(args) -> int:
     from dbrouter.llm import LLMClient
     from dbrouter.routing import route, route_with_llm
-    from dbrouter.warehouse import connect
 
     questions = args.question or [line.rstrip("\n") for line in sys.stdin]
     llm = None if args.no_llm else LLMClient.from_env()
@@ -97,8 +101,8 @@ def cmd_route(args) -> int:
         raise DbrouterError("--llm needs an LLM: set DBROUTER_LLM_BASE_URL (and DBROUTER_LLM_MODEL, "
                             "DBROUTER_LLM_API_KEY); see README, Configuration")
     if llm is None and not args.no_llm:
-        _err("no LLM configured (DBROUTER_LLM_BASE_URL unset): phrase mappings come from the embedding mapper")
-    con = connect(_warehouse(args), embedder=args.embedder)
+        err("no LLM configured (DBROUTER_LLM_BASE_URL unset): phrase mappings come from the embedding mapper")
+    con = _connect(args)
     try:
         for q in questions:
             if llm is None:
@@ -106,7 +110,7 @@ def cmd_route(args) -> int:
             else:
                 result, report = route_with_llm(con, llm, q, args.k)
                 if report.fallback:
-                    _err(f"LLM mapping fell back to the embedding mapper for {', '.join(report.fallback)}"
+                    err(f"LLM mapping fell back to the embedding mapper for {', '.join(report.fallback)}"
                          f" ({report.malformed} malformed, {report.llm_errors} errors{': ' + report.notes[0] if report.notes else ''})")
             if args.json:
                 print(json.dumps({"question": q, "reason": result.reason,
@@ -118,24 +122,10 @@ def cmd_route(args) -> int:
     return 0
 
 
-def _open_rw(args):
-    import duckdb
-
-    from dbrouter.errors import WarehouseError
-    from python_udfs.plugin import register_udfs
-
-    path = _warehouse(args)
-    if not path.is_file():
-        raise WarehouseError(f"warehouse {path} not found: run `dbrouter build` first")
-    con = duckdb.connect(str(path))
-    register_udfs(con, args.embedder)
-    return con
-
-
 def cmd_statements_add(args) -> int:
     from dbrouter.store import add_statement
 
-    con = _open_rw(args)
+    con = _connect(args, read_only=False)
     try:
         known = {r[0] for r in con.execute("select db_id from kb_databases").fetchall()}
         if args.db not in known:
@@ -147,55 +137,62 @@ def cmd_statements_add(args) -> int:
             raise DbrouterError(str(exc)) from exc
     finally:
         con.close()
-    _err(f"statement stored for {args.db} (verbatim, in dbrouter_user.statements); "
+    err(f"statement stored for {args.db} (verbatim, in dbrouter_user.statements); "
          "run `dbrouter build` (or dbt build) to structure and embed it")
     return 0
 
 
 def cmd_statements_list(args) -> int:
-    from dbrouter.warehouse import connect
+    from dbrouter.retrieval import list_statements
 
-    con = connect(_warehouse(args), embedder=args.embedder)
+    con = _connect(args)
     try:
-        where, params = ("where db_id = ?", [args.db]) if args.db else ("", [])
-        rows = con.execute(
-            "select db_id, structure_status, structured_by, statement_text, expression, snippet, problems "
-            f"from kb_domain_statements {where} order by db_id, statement_text", params).fetchall()
+        statements = list_statements(con, args.db)
     finally:
         con.close()
-    for db, status, by, text, expr, snippet, problems in rows:
-        print(f"[{db}] {text}")
-        if expr and snippet:
-            print(f"    -> '{expr}' refers to {snippet}   ({status}, {by})")
+    for st in statements:
+        print(f"[{st.db_id}] {st.statement}")
+        if st.expression and st.snippet:
+            print(f"    -> '{st.expression}' refers to {st.snippet}   ({st.structure_status}, {st.structured_by})")
         else:
-            print(f"    -> not structured ({status}, {by})")
-        if problems:
-            print(f"    problems: {'; '.join(problems)}")
-    _err(f"{len(rows)} statements")
+            print(f"    -> not structured ({st.structure_status}, {st.structured_by})")
+        if st.problems:
+            print(f"    problems: {'; '.join(st.problems)}")
+    err(f"{len(statements)} statements")
     return 0
 
 
 def _llm_step(args, step, what: str, select: str) -> int:
-    """Run an LLM step (structuring / describing) and rebuild the models that read its output."""
+    """Run an LLM step (structuring / describing) and rebuild the models that read its output.
+
+    Args:
+        args: the parsed command line (``--db``, ``--redo``, ``--verbose``, warehouse, embedder).
+        step: :func:`dbrouter.structuring.structure_with_llm` or :func:`dbrouter.describing.describe_with_llm`.
+        what: what the step produces, for the "no LLM" message.
+        select: the dbt selector rebuilt when the step wrote anything.
+
+    Returns:
+        The exit code (0).
+    """
     from dbrouter.dbt_runner import run_dbt
     from dbrouter.llm import LLMClient
 
     llm = LLMClient.from_env()
     if llm is None:
-        _err(f"no LLM configured (DBROUTER_LLM_BASE_URL is unset): {what} keep the rule-based form "
+        err(f"no LLM configured (DBROUTER_LLM_BASE_URL is unset): {what} keep the rule-based form "
              "that `dbt build` computes; nothing to do")
         return 0
-    con = _open_rw(args)
+    con = _connect(args, read_only=False)
     try:
-        report = step(con, llm, args.db, args.redo, progress=_err)
+        report = step(con, llm, args.db, args.redo, progress=err)
     finally:
         con.close()
-    _err(report.summary() + f"; LLM calls {llm.stats.calls}, cache hits {llm.stats.cache_hits}")
+    err(report.summary() + f"; LLM calls {llm.stats.calls}, cache hits {llm.stats.cache_hits}")
     for note in report.notes[:5]:
-        _err(f"  {note}")
+        err(f"  {note}")
     if report.written:
         run_dbt(["build", "--select", select], _warehouse(args), args.embedder, quiet=not args.verbose)
-        _err(f"rebuilt {select}")
+        err(f"rebuilt {select}")
     return 0
 
 
@@ -209,10 +206,9 @@ def cmd_retrieve(args) -> int:
     from dataclasses import asdict
 
     from dbrouter.retrieval import retrieve_examples, retrieve_statements
-    from dbrouter.warehouse import connect
 
     fn = retrieve_statements if args.command == "statements" else retrieve_examples
-    con = connect(_warehouse(args), embedder=args.embedder)
+    con = _connect(args)
     try:
         found = fn(con, args.question, args.db, args.k)
     finally:
@@ -259,7 +255,7 @@ def cmd_eval_route(args) -> int:
                   f"R@10={m.r10:.4f} mAP={m.map:.4f} p50={m.p50_ms}ms p95={m.p95_ms}ms; shortlist alone "
                   f"R@1={m.shortlist_r1:.4f}, gold in top-{m.shortlist_k}={m.shortlist_recall:.4f}", flush=True)
         if args.limit:
-            _err("--limit given: results not written to BENCHMARKS.md (whole splits only)")
+            err("--limit given: results not written to BENCHMARKS.md (whole splits only)")
         elif args.write:
             command = f"dbrouter eval route --benchmark {args.benchmark or '$DBROUTER_BENCHMARK'} --setting {setting}"
             update_benchmarks_md(Path(args.write), f"eval route {bench.name} {setting}", route_block(m, command))
@@ -398,14 +394,31 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run the command line.
+
+    Args:
+        argv: arguments (default ``sys.argv[1:]``).
+
+    Returns:
+        The exit code: 0, 2 for an error (one ``dbrouter: error: ...`` line on stderr), 130 interrupted.
+    """
+    import duckdb
+
     args = parser().parse_args(argv)
     try:
         return args.func(args)
     except DbrouterError as exc:
-        _err(f"dbrouter: error: {exc}")
+        err(f"dbrouter: error: {exc}")
+        return 2
+    except duckdb.Error as exc:  # e.g. a UDF failing inside SQL (the embedder cannot load)
+        detail = " ".join(str(exc).split())
+        err(f"dbrouter: error: the warehouse query failed: {detail}. Check the embedder (--embedder or "
+            "$DBROUTER_EMBEDDER: the one the knowledge base was built with, and it must load) and rebuild "
+            f"{_warehouse(args) if hasattr(args, 'warehouse') else 'the warehouse'} with `dbrouter build` "
+            "if it is damaged")
         return 2
     except KeyboardInterrupt:
-        _err("dbrouter: interrupted")
+        err("dbrouter: interrupted")
         return 130
 
 

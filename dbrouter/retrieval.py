@@ -1,5 +1,6 @@
-"""Statement and example retrieval from Python: typed wrappers over the warehouse's
-``retrieve_statements`` and ``retrieve_examples`` table macros (the SQL is the one implementation)."""
+"""Statements and examples from Python: typed wrappers over the warehouse's ``retrieve_statements``
+and ``retrieve_examples`` table macros (the SQL is the one implementation) and over
+``kb_domain_statements`` (the structured form of every statement)."""
 
 from __future__ import annotations
 
@@ -34,6 +35,36 @@ class RetrievedExample:
     tables_used: list[str]
     score: float
     threshold: float
+
+
+@dataclass
+class StructuredStatement:
+    """One statement of the KB with its structured form (``expression`` refers to ``snippet``)."""
+
+    db_id: str
+    structure_status: str
+    structured_by: str
+    statement: str
+    expression: str | None
+    snippet: str | None
+    problems: list[str] | None
+
+
+def list_statements(con, db: str | None = None) -> list[StructuredStatement]:
+    """Every statement of the KB (or of one database), as structured by the last build.
+
+    Args:
+        con: connection from :func:`dbrouter.connect`.
+        db: only this database (None = all).
+
+    Returns:
+        :class:`StructuredStatement` list ordered by database, then statement text.
+    """
+    where, params = ("where db_id = ?", [db]) if db else ("", [])
+    rows = con.execute(
+        "select db_id, structure_status, structured_by, statement_text, expression, snippet, problems "
+        f"from kb_domain_statements {where} order by db_id, statement_text", params).fetchall()
+    return [StructuredStatement(*r) for r in rows]
 
 
 def retrieve_statements(con, question: str | None, db: str | None = None, k: int = 4) -> list[RetrievedStatement]:

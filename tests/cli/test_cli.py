@@ -43,6 +43,40 @@ def test_missing_warehouse_is_a_clear_error(tmp_path):
     assert "not found: run `dbrouter build" in proc.stderr and "Traceback" not in proc.stderr
 
 
+def _one_error_line(proc) -> str:
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+    lines = [line for line in proc.stderr.splitlines() if line.startswith("dbrouter: error: ")]
+    assert len(lines) == 1, proc.stderr
+    return lines[0]
+
+
+def test_sql_failure_inside_duckdb_is_one_error_line(built_kb, tmp_path):
+    import shutil
+
+    import duckdb
+
+    broken = tmp_path / "broken.duckdb"
+    shutil.copyfile(built_kb["warehouse"], broken)
+    con = duckdb.connect(str(broken))  # a function failing at query time, as a UDF that cannot load does
+    con.execute("create or replace macro route_query_json(question, k := 5) as (select error('simulated failure'))")
+    con.close()
+    line = _one_error_line(run_cli("route", "--warehouse", str(broken), "q", check=False))
+    assert "simulated failure" in line and "dbrouter build" in line and "--embedder" in line
+
+
+def test_unknown_embedder_is_one_error_line(built_kb):
+    proc = run_cli("route", "--warehouse", str(built_kb["warehouse"]), "q", env={"DBROUTER_EMBEDDER": "bert"},
+                   check=False)
+    assert "unknown embedder 'bert'" in _one_error_line(proc)
+
+
+def test_statements_list(built_kb):
+    proc = run_cli("statements", "list", "--warehouse", str(built_kb["warehouse"]), "--db", "concert_singer")
+    assert "[concert_singer] 'male singers' refers to singer.Is_male = 'T'" in proc.stdout
+    assert "-> 'male singers' refers to singer.Is_male = 'T'   (structured, rules)" in proc.stdout
+    assert proc.stderr.strip().endswith("1 statements")
+
+
 def test_bad_sources_file_is_a_clear_error(tmp_path):
     (tmp_path / "s.yml").write_text("databases: [{type: oracle, path: x}]")
     proc = run_cli("build", "--sources", str(tmp_path / "s.yml"), "--warehouse", str(tmp_path / "w.duckdb"),
