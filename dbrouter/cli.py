@@ -239,8 +239,8 @@ def _benchmark_path(args) -> Path:
 
 
 def cmd_eval_route(args) -> int:
-    from dbrouter.benchmark import SETTINGS, load_benchmark
-    from dbrouter.evaluation import eval_route, metrics_json, route_block, update_benchmarks_md
+    from dbrouter.eval.benchmark import SETTINGS, load_benchmark
+    from dbrouter.eval.route import eval_route, metrics_json, route_block, update_benchmarks_md
 
     bench = load_benchmark(_benchmark_path(args))
     workdir = Path(args.workdir) / bench.name
@@ -263,8 +263,8 @@ def cmd_eval_route(args) -> int:
 
 
 def cmd_eval_build(args) -> int:
-    from dbrouter.benchmark import load_benchmark
-    from dbrouter.build_benchmark import run_build_benchmark
+    from dbrouter.eval.benchmark import load_benchmark
+    from dbrouter.eval.build import run_build_benchmark
 
     bench = load_benchmark(_benchmark_path(args))
     workdir = Path(args.workdir) / f"{bench.name}-build"
@@ -275,8 +275,8 @@ def cmd_eval_build(args) -> int:
 
 
 def cmd_eval_scale(args) -> int:
-    from dbrouter.benchmark import load_benchmark
-    from dbrouter.scale import run_scale
+    from dbrouter.eval.benchmark import load_benchmark
+    from dbrouter.eval.scale import run_scale
 
     sources = args.benchmark.split(",") if args.benchmark else [os.environ.get("DBROUTER_BENCHMARK", "")]
     if not all(sources):
@@ -293,8 +293,9 @@ def cmd_eval_scale(args) -> int:
 
 def cmd_eval_retrieval(args) -> int:
     """`eval statements` / `eval examples`: each module's run() evaluates and records."""
-    from dbrouter import eval_examples, eval_statements
-    from dbrouter.benchmark import load_benchmark
+    from dbrouter.eval import examples as eval_examples
+    from dbrouter.eval import statements as eval_statements
+    from dbrouter.eval.benchmark import load_benchmark
 
     module = eval_statements if args.eval_command == "statements" else eval_examples
     bench = load_benchmark(_benchmark_path(args))

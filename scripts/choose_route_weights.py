@@ -10,7 +10,7 @@ question is routed against the databases' schema documents and against the *othe
 questions as examples (leave-one-out); nothing from the test split is read. Prints R@1 for a grid of
 schema weights (database / table / column), then for the example combinations: plain weighted
 sum, and the sum with the example signal of example-less databases imputed as schema + gap, on
-the in-domain split and on the cross-domain split of train (withheld databases: dbrouter.benchmark).
+the in-domain split and on the cross-domain split of train (withheld databases: dbrouter.eval.benchmark).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import json
 import duckdb
 import numpy as np
 
-from dbrouter.benchmark import is_withheld
+from dbrouter.eval.benchmark import is_withheld
 from python_udfs.embeddings import get_embedder
 
 

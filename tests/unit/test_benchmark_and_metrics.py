@@ -2,9 +2,9 @@ import json
 
 import pytest
 
-from dbrouter.benchmark import SETTINGS, is_withheld, load_benchmark, setting_split
+from dbrouter.eval.benchmark import SETTINGS, is_withheld, load_benchmark, setting_split
 from dbrouter.errors import BenchmarkError
-from dbrouter.evaluation import rank_of, route_metrics, update_benchmarks_md
+from dbrouter.eval.route import rank_of, route_metrics, update_benchmarks_md
 from tests.unit.evidence_samples import evidence_json
 
 
@@ -57,7 +57,7 @@ def test_update_benchmarks_md_replaces_only_its_block(tmp_path):
 
 
 def test_statement_scores_recall_and_f1_at_k():
-    from dbrouter.eval_statements import Scores, gold_statements, statement_key
+    from dbrouter.eval.statements import Scores, gold_statements, statement_key
 
     s = Scores()
     s.add(["a", "x", "b", "y", "z"], {"a", "b"})
@@ -69,7 +69,7 @@ def test_statement_scores_recall_and_f1_at_k():
 
 
 def test_error_category_names_why_gold_lost():
-    from dbrouter.evaluation import error_category
+    from dbrouter.eval.route import error_category
     from dbrouter.evidence import RouteEvidence
 
     ev = lambda **kw: RouteEvidence.from_json(evidence_json(**kw))  # noqa: E731
@@ -83,7 +83,7 @@ def test_error_category_names_why_gold_lost():
 
 
 def test_synthesize_renames_tables_and_keeps_foreign_keys():
-    from dbrouter.scale import synthesize
+    from dbrouter.eval.scale import synthesize
 
     schemas = [{"db_id": "a", "tables": [{"name": "t", "columns": [{"name": "id"}]},
                                          {"name": "u", "columns": [{"name": "t_id"}]}],

@@ -13,8 +13,8 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
-from dbrouter.benchmark import Benchmark
-from dbrouter.evaluation import build_kb, machine, publish
+from dbrouter.eval.benchmark import Benchmark
+from dbrouter.eval.route import build_kb, machine, publish
 from dbrouter.warehouse import connect
 from python_udfs.examples import parse_sql
 

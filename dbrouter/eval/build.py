@@ -8,8 +8,8 @@ import shutil
 import time
 from pathlib import Path
 
-from dbrouter.benchmark import Benchmark
-from dbrouter.evaluation import build_kb, latency, machine, stderr, update_benchmarks_md
+from dbrouter.eval.benchmark import Benchmark
+from dbrouter.eval.route import build_kb, latency, machine, stderr, update_benchmarks_md
 from dbrouter.warehouse import connect
 
 

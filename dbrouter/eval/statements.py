@@ -21,9 +21,9 @@ from pathlib import Path
 
 import numpy as np
 
-from dbrouter.benchmark import Benchmark
+from dbrouter.eval.benchmark import Benchmark
 from dbrouter.errors import BenchmarkError
-from dbrouter.evaluation import build_kb, machine, publish
+from dbrouter.eval.route import build_kb, machine, publish
 from dbrouter.warehouse import connect
 from python_udfs.embeddings import get_embedder
 from python_udfs.text import canonicalize, words

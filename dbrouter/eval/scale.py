@@ -18,7 +18,7 @@ import statistics
 import time
 from pathlib import Path
 
-from dbrouter.evaluation import build_kb, latency, machine, stderr, update_benchmarks_md
+from dbrouter.eval.route import build_kb, latency, machine, stderr, update_benchmarks_md
 from dbrouter.warehouse import connect
 
 SUFFIXES = ("archive", "legacy", "eu", "us", "apac", "staging", "v2", "mirror", "backup", "ops", "finance",

@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from dbrouter.benchmark import Benchmark, Question, setting_split
+from dbrouter.eval.benchmark import Benchmark, Question, setting_split
 from dbrouter.dbt_runner import run_dbt
 from dbrouter.evidence import RouteEvidence
 from dbrouter.ingest import ingest, print_issues

@@ -1,0 +1,1 @@
+"""`dbrouter eval ...`: accuracy and speed measured on whole benchmark splits."""
