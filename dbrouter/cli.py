@@ -238,9 +238,21 @@ def _benchmark_path(args) -> Path:
     return Path(path)
 
 
+def _publish(args, report, limit: int | None = None) -> None:
+    """Print an eval's report (``--json``) and record it in ``--write`` (:func:`dbrouter.eval.publish.publish`)."""
+    from dbrouter.eval.publish import publish
+
+    publish(report, args.json, Path(args.write) if args.write else None, limit)
+
+
+def _bench_arg(args) -> str:
+    """How the benchmark was named on the command line, for the recorded command."""
+    return args.benchmark or "$DBROUTER_BENCHMARK"
+
+
 def cmd_eval_route(args) -> int:
     from dbrouter.eval.benchmark import SETTINGS, load_benchmark
-    from dbrouter.eval.route import eval_route, metrics_json, route_block, update_benchmarks_md
+    from dbrouter.eval.route import eval_route, route_report
 
     bench = load_benchmark(_benchmark_path(args))
     workdir = Path(args.workdir) / bench.name
@@ -248,35 +260,24 @@ def cmd_eval_route(args) -> int:
     settings = SETTINGS if args.setting == "all" else [args.setting]
     for setting in settings:
         m = eval_route(bench, setting, workdir, args.embedder, args.limit)
-        if args.json:
-            print(metrics_json(m), flush=True)
-        else:
-            print(f"{bench.name} {setting}: n={m.n} R@1={m.r1:.4f} R@2={m.r2:.4f} R@3={m.r3:.4f} "
-                  f"R@10={m.r10:.4f} mAP={m.map:.4f} p50={m.p50_ms}ms p95={m.p95_ms}ms; shortlist alone "
-                  f"R@1={m.shortlist_r1:.4f}, gold in top-{m.shortlist_k}={m.shortlist_recall:.4f}", flush=True)
-        if args.limit:
-            err("--limit given: results not written to BENCHMARKS.md (whole splits only)")
-        elif args.write:
-            command = f"dbrouter eval route --benchmark {args.benchmark or '$DBROUTER_BENCHMARK'} --setting {setting}"
-            update_benchmarks_md(Path(args.write), f"eval route {bench.name} {setting}", route_block(m, command))
+        command = f"dbrouter eval route --benchmark {_bench_arg(args)} --setting {setting}"
+        _publish(args, route_report(m, command), args.limit)
     return 0
 
 
 def cmd_eval_build(args) -> int:
     from dbrouter.eval.benchmark import load_benchmark
-    from dbrouter.eval.build import run_build_benchmark
+    from dbrouter.eval.build import build_report, run_build_benchmark
 
     bench = load_benchmark(_benchmark_path(args))
-    workdir = Path(args.workdir) / f"{bench.name}-build"
-    result = run_build_benchmark(bench, workdir, args.embedder, Path(args.write) if args.write else None,
-                                 args.benchmark or "$DBROUTER_BENCHMARK")
-    print(json.dumps(result))
+    result = run_build_benchmark(bench, Path(args.workdir) / f"{bench.name}-build", args.embedder)
+    _publish(args, build_report(result, f"dbrouter eval build --benchmark {_bench_arg(args)}"))
     return 0
 
 
 def cmd_eval_scale(args) -> int:
     from dbrouter.eval.benchmark import load_benchmark
-    from dbrouter.eval.scale import run_scale
+    from dbrouter.eval.scale import run_scale, scale_report
 
     sources = args.benchmark.split(",") if args.benchmark else [os.environ.get("DBROUTER_BENCHMARK", "")]
     if not all(sources):
@@ -286,21 +287,23 @@ def cmd_eval_scale(args) -> int:
     command = f"dbrouter eval scale --benchmark {args.benchmark} --databases {args.databases}" + (
         f" --embedder {args.embedder}" if args.embedder else "")
     result = run_scale([Path(s) for s in sources], args.databases, Path(args.workdir) / f"scale-{args.databases}",
-                       args.embedder, questions, Path(args.write) if args.write else None, command)
-    print(json.dumps(result))
+                       args.embedder, questions)
+    _publish(args, scale_report(result, command))
     return 0
 
 
 def cmd_eval_retrieval(args) -> int:
-    """`eval statements` / `eval examples`: each module's run() evaluates and records."""
-    from dbrouter.eval import examples as eval_examples
-    from dbrouter.eval import statements as eval_statements
+    """`eval statements` / `eval examples`: evaluate, print, record (whole splits only)."""
     from dbrouter.eval.benchmark import load_benchmark
+    from dbrouter.eval.examples import eval_examples, examples_report
+    from dbrouter.eval.statements import eval_statements, statements_report
 
-    module = eval_statements if args.eval_command == "statements" else eval_examples
+    evaluate, report = ((eval_statements, statements_report) if args.eval_command == "statements"
+                        else (eval_examples, examples_report))
     bench = load_benchmark(_benchmark_path(args))
-    module.run(bench, Path(args.workdir) / f"{bench.name}-{args.eval_command}", args.embedder, args.limit,
-               args.json, Path(args.write) if args.write else None, args.benchmark or "$DBROUTER_BENCHMARK")
+    result = evaluate(bench, Path(args.workdir) / f"{bench.name}-{args.eval_command}", args.embedder, args.limit)
+    command = f"dbrouter eval {args.eval_command} --benchmark {_bench_arg(args)}"
+    _publish(args, report(result, command), args.limit)
     return 0
 
 

@@ -44,6 +44,30 @@ def dbt_executable() -> str:
     return found
 
 
+def dbt_workdir(warehouse: Path) -> Path:
+    """Where :func:`run_dbt` keeps dbt's profiles, ``target/`` and ``logs/`` for ``warehouse``.
+
+    Args:
+        warehouse: the DuckDB warehouse file.
+
+    Returns:
+        ``<warehouse folder>/.dbrouter-dbt``.
+    """
+    return warehouse.resolve().parent / ".dbrouter-dbt"
+
+
+def target_path(warehouse: Path) -> Path:
+    """dbt's target folder for builds of ``warehouse`` (``run_results.json``, ``manifest.json``).
+
+    Args:
+        warehouse: the DuckDB warehouse file.
+
+    Returns:
+        ``<warehouse folder>/.dbrouter-dbt/target``.
+    """
+    return dbt_workdir(warehouse) / "target"
+
+
 def run_dbt(args: list[str], warehouse: Path, embedder: str | None = None,
             extra_env: dict[str, str] | None = None, quiet: bool = False) -> str:
     """Run ``dbt <args>`` against ``warehouse``.
@@ -61,7 +85,7 @@ def run_dbt(args: list[str], warehouse: Path, embedder: str | None = None,
     Raises:
         DbtRunError: dbt exited non-zero (the message holds the tail of its output).
     """
-    workdir = warehouse.resolve().parent / ".dbrouter-dbt"
+    workdir = dbt_workdir(warehouse)
     env = dict(os.environ)
     env["DBROUTER_WAREHOUSE"] = str(warehouse.resolve())
     if embedder:
@@ -72,7 +96,7 @@ def run_dbt(args: list[str], warehouse: Path, embedder: str | None = None,
     env.update(extra_env or {})
     cmd = [dbt_executable(), *args, "--project-dir", str(project_dir()),
            "--profiles-dir", str(profiles_dir(workdir)),
-           "--target-path", str(workdir / "target"), "--log-path", str(workdir / "logs")]
+           "--target-path", str(target_path(warehouse)), "--log-path", str(workdir / "logs")]
     proc = subprocess.run(cmd, env=env, cwd=str(project_dir()), text=True,
                           capture_output=quiet)
     if proc.returncode != 0:

@@ -22,9 +22,9 @@ import math
 import random
 from pathlib import Path
 
-from dbrouter.eval.benchmark import load_benchmark
 from dbrouter.dbt_runner import run_dbt
-from dbrouter.eval.route import build_kb
+from dbrouter.eval.benchmark import load_benchmark
+from dbrouter.eval.kb import build_kb
 from dbrouter.evidence import RouteEvidence
 from dbrouter.warehouse import connect
 

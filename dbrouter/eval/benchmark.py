@@ -15,6 +15,8 @@ CROSS_DOMAIN_SHARE = 5  # 1 database in 5 (20%) has its train questions withheld
 
 @dataclass
 class Question:
+    """One benchmark question with its gold database, SQL and (BIRD) evidence."""
+
     id: str
     question: str
     db_id: str
@@ -24,6 +26,8 @@ class Question:
 
 @dataclass
 class Benchmark:
+    """A loaded benchmark directory: its databases and its train/test questions."""
+
     name: str
     path: Path
     db_ids: list[str]
@@ -32,6 +36,7 @@ class Benchmark:
 
     @property
     def databases_file(self) -> Path:
+        """The benchmark's databases.jsonl (schemas in the ``schema_json`` source format)."""
         return self.path / "databases.jsonl"
 
 

@@ -1,21 +1,28 @@
 """`dbrouter eval build`: wall time of a full KB build, a no-op rebuild and a rebuild after one
-database's schema changed, plus warm `route_query` latency, on a benchmark repository."""
+database's schema changed, with the documents each embedded, plus warm `route_query` latency."""
 
 from __future__ import annotations
 
 import json
 import shutil
-import time
 from pathlib import Path
 
 from dbrouter.eval.benchmark import Benchmark
-from dbrouter.eval.route import build_kb, latency, machine, stderr, update_benchmarks_md
+from dbrouter.eval.kb import build_kb, latency
+from dbrouter.eval.publish import Report
 from dbrouter.warehouse import connect
 
 
 def change_one_database(src: Path, dest: Path) -> str:
-    """Copy databases.jsonl to ``dest`` with one database changed (a column added to its
-    first table, its second table renamed). Returns the changed db_id."""
+    """Copy databases.jsonl to ``dest`` with its first database changed.
+
+    Args:
+        src: the benchmark's databases.jsonl.
+        dest: where to write the changed copy.
+
+    Returns:
+        The changed db_id (a column added to its first table, its second table renamed).
+    """
     lines = src.read_text().splitlines()
     obj = json.loads(lines[0])
     obj["tables"][0]["columns"].append({"name": "added_note", "label": "added note", "type": "text",
@@ -31,49 +38,58 @@ def change_one_database(src: Path, dest: Path) -> str:
     return obj["db_id"]
 
 
-def run_build_benchmark(bench: Benchmark, workdir: Path, embedder: str | None, write: Path | None,
-                        bench_arg: str) -> dict:
-    """Measure builds and latency; optionally record them in BENCHMARKS.md.
+def run_build_benchmark(bench: Benchmark, workdir: Path, embedder: str | None) -> dict:
+    """Build three times (full, no-op, after a change) and time ``route_query``.
 
     Args:
         bench: the benchmark (all train questions become examples).
         workdir: a fresh folder for the warehouse (emptied first).
         embedder: embedder name.
-        write: BENCHMARKS.md path or None.
-        bench_arg: how the benchmark was named on the command line (for the record).
 
     Returns:
-        The measurements as a dict.
+        The measurements (``full_build_s``, ``full_build_embedded``, ``noop_...``, ``change_...``,
+        ``changed_db``, ``documents`` per kind, ``route_p50_ms``, ``route_p95_ms``).
     """
     shutil.rmtree(workdir, ignore_errors=True)
     workdir.mkdir(parents=True)
     wh = workdir / "kb.duckdb"
-    full_s, full_n = build_kb(bench.databases_file, bench.train, wh, embedder)
-    noop_s, noop_n = build_kb(bench.databases_file, bench.train, wh, embedder)
+    full = build_kb(bench.databases_file, bench.train, wh, embedder)
+    noop = build_kb(bench.databases_file, bench.train, wh, embedder)
     changed = workdir / "databases_changed.jsonl"
     db_id = change_one_database(bench.databases_file, changed)
-    change_s, change_n = build_kb(changed, bench.train, wh, embedder)
+    change = build_kb(changed, bench.train, wh, embedder)
     con = connect(wh, embedder=embedder)
     try:
         counts = dict(con.execute("select doc_kind, count(*) from kb_documents group by 1").fetchall())
         p50, p95 = latency(con, [q.question for q in bench.test])
     finally:
         con.close()
-    result = {"benchmark": bench.name, "databases": len(bench.db_ids), "documents": counts,
-              "full_build_s": round(full_s, 1), "full_build_embedded": full_n,
-              "noop_build_s": round(noop_s, 1), "noop_build_embedded": noop_n,
-              "change_build_s": round(change_s, 1), "change_build_embedded": change_n, "changed_db": db_id,
-              "route_p50_ms": round(p50, 1), "route_p95_ms": round(p95, 1)}
-    if write:
-        body = (f"#### eval build: {bench.name}\n\n"
-                f"{len(bench.db_ids)} databases; documents: {counts}.\n\n"
-                f"| build | wall s (ingest + dbt build) | documents embedded |\n|---|---|---|\n"
-                f"| full (empty warehouse) | {result['full_build_s']} | {full_n} |\n"
-                f"| again, nothing changed | {result['noop_build_s']} | {noop_n} |\n"
-                f"| after changing `{db_id}` (1 column added, 1 table renamed) | {result['change_build_s']} | {change_n} |\n\n"
-                f"`route_query` warm latency over 200 test questions: p50 {result['route_p50_ms']} ms, "
-                f"p95 {result['route_p95_ms']} ms.\n\n"
-                f"Command: `dbrouter eval build --benchmark {bench_arg}` - {time.strftime('%Y-%m-%d')}, {machine()}.\n")
-        update_benchmarks_md(write, f"eval build {bench.name}", body)
-    stderr(json.dumps(result))
-    return result
+    return {"benchmark": bench.name, "databases": len(bench.db_ids), "documents": counts,
+            "full_build_s": round(full.seconds, 1), "full_build_embedded": full.embedded,
+            "noop_build_s": round(noop.seconds, 1), "noop_build_embedded": noop.embedded,
+            "change_build_s": round(change.seconds, 1), "change_build_embedded": change.embedded, "changed_db": db_id,
+            "route_p50_ms": round(p50, 1), "route_p95_ms": round(p95, 1)}
+
+
+def build_report(r: dict, command: str) -> Report:
+    """The measurements as a :class:`Report` (block ``eval build <benchmark>``; prints JSON either way).
+
+    Args:
+        r: :func:`run_build_benchmark`'s result.
+        command: the command line to record.
+
+    Returns:
+        The report.
+    """
+    markdown = (
+        f"#### eval build: {r['benchmark']}\n\n"
+        f"{r['databases']} databases; documents: {r['documents']}.\n\n"
+        f"| build | wall s (ingest + dbt build) | documents embedded |\n|---|---|---|\n"
+        f"| full (empty warehouse) | {r['full_build_s']} | {r['full_build_embedded']} |\n"
+        f"| again, nothing changed | {r['noop_build_s']} | {r['noop_build_embedded']} |\n"
+        f"| after changing `{r['changed_db']}` (1 column added, 1 table renamed) | {r['change_build_s']} | "
+        f"{r['change_build_embedded']} |\n\n"
+        f"`route_query` warm latency over 200 test questions: p50 {r['route_p50_ms']} ms, "
+        f"p95 {r['route_p95_ms']} ms.\n\n")
+    return Report(key=f"eval build {r['benchmark']}", command=command, data=r, markdown=markdown,
+                  text=json.dumps(r))

@@ -18,15 +18,28 @@ import statistics
 import time
 from pathlib import Path
 
-from dbrouter.eval.route import build_kb, latency, machine, stderr, update_benchmarks_md
+from dbrouter.console import err
+from dbrouter.eval.kb import Log, build_kb, latency
+from dbrouter.eval.publish import Report
 from dbrouter.warehouse import connect
+from python_udfs.embeddings import resolve_embedder_name
 
 SUFFIXES = ("archive", "legacy", "eu", "us", "apac", "staging", "v2", "mirror", "backup", "ops", "finance",
             "crm", "erp", "hr", "sales", "research", "partner", "regional", "central", "reporting")
 
 
 def load_schemas(files: list[Path]) -> list[dict]:
-    """All databases of the given databases.jsonl files."""
+    """All databases of the given databases.jsonl files.
+
+    Args:
+        files: databases.jsonl paths.
+
+    Returns:
+        Their rows, in order.
+
+    Raises:
+        ValueError: the files hold no database.
+    """
     out = []
     for f in files:
         with open(f, encoding="utf-8") as fh:
@@ -69,6 +82,15 @@ def synthesize(schemas: list[dict], n: int, seed: int = 0) -> list[dict]:
 
 
 def write_repository(rows: list[dict], path: Path) -> dict:
+    """Write synthetic databases as a databases.jsonl file.
+
+    Args:
+        rows: :func:`synthesize`'s output.
+        path: the file to write (parents created).
+
+    Returns:
+        Its size: ``databases``, ``tables``, ``columns``.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "w", encoding="utf-8") as fh:
         for row in rows:
@@ -82,8 +104,8 @@ def _rss_mib(who: int) -> float:
 
 
 def run_scale(sources: list[Path], n: int, workdir: Path, embedder: str | None, questions: list[str],
-              write: Path | None, command: str, log=stderr) -> dict:
-    """Generate, build and route the synthetic repository; record the numbers.
+              log: Log = err) -> dict:
+    """Generate, build and route the synthetic repository.
 
     Args:
         sources: benchmark directories whose databases.jsonl seed the generator.
@@ -91,12 +113,10 @@ def run_scale(sources: list[Path], n: int, workdir: Path, embedder: str | None, 
         workdir: where the repository file and warehouse go.
         embedder: embedder for the build and routing.
         questions: questions to route for latency.
-        write: BENCHMARKS.md to record in (None: do not record).
-        command: the command line to record.
         log: progress output.
 
     Returns:
-        The measurements.
+        The measurements (sizes, ``build_s``, ``embedded``, memory, ``p50_ms``, ``p95_ms``, ...).
     """
     repo = workdir / "databases.jsonl"
     sizes = write_repository(synthesize(load_schemas([s / "databases.jsonl" for s in sources]), n), repo)
@@ -104,7 +124,7 @@ def run_scale(sources: list[Path], n: int, workdir: Path, embedder: str | None, 
     warehouse = workdir / "kb.duckdb"
     if warehouse.exists():
         warehouse.unlink()
-    build_s, embedded = build_kb(repo, [], warehouse, embedder, log)
+    build = build_kb(repo, [], warehouse, embedder, log)
     dbt_rss = _rss_mib(resource.RUSAGE_CHILDREN)
     con = connect(warehouse, embedder=embedder)
     try:
@@ -117,22 +137,31 @@ def run_scale(sources: list[Path], n: int, workdir: Path, embedder: str | None, 
         n_docs = con.execute("select count(*) from kb_document_embeddings").fetchall()[0][0]
     finally:
         con.close()
-    result = {**sizes, "embedder": embedder or "minilm", "documents": n_docs, "build_s": round(build_s, 1),
-              "embedded": embedded, "warehouse_mib": round(warehouse.stat().st_size / 2**20, 1),
-              "build_peak_rss_mib": round(dbt_rss, 1), "route_peak_rss_mib": round(_rss_mib(resource.RUSAGE_SELF), 1),
-              "p50_ms": round(p50, 1), "p95_ms": round(p95, 1),
-              "shortlist_p50_ms": round(statistics.median(shortlist_times), 1), "n_questions": len(questions)}
-    if write:
-        update_benchmarks_md(write, f"eval scale {n}", scale_block(result, command))
-    return result
+    return {**sizes, "embedder": resolve_embedder_name(embedder), "documents": n_docs,
+            "build_s": round(build.seconds, 1), "embedded": build.embedded,
+            "warehouse_mib": round(warehouse.stat().st_size / 2**20, 1),
+            "build_peak_rss_mib": round(dbt_rss, 1), "route_peak_rss_mib": round(_rss_mib(resource.RUSAGE_SELF), 1),
+            "p50_ms": round(p50, 1), "p95_ms": round(p95, 1),
+            "shortlist_p50_ms": round(statistics.median(shortlist_times), 1), "n_questions": len(questions)}
 
 
-def scale_block(r: dict, command: str) -> str:
-    return (f"#### eval scale: {r['databases']:,} synthetic databases\n\n"
-            f"| databases | tables | columns | documents | embedder | build s | build peak RSS MiB | "
-            f"warehouse MiB | route_query p50 ms | p95 ms | shortlist only p50 ms | routing process RSS MiB |\n"
-            f"|---|---|---|---|---|---|---|---|---|---|---|---|\n"
-            f"| {r['databases']:,} | {r['tables']:,} | {r['columns']:,} | {r['documents']:,} | {r['embedder']} | "
-            f"{r['build_s']} | {r['build_peak_rss_mib']} | {r['warehouse_mib']} | {r['p50_ms']} | {r['p95_ms']} | "
-            f"{r['shortlist_p50_ms']} | {r['route_peak_rss_mib']} |\n\n"
-            f"Command: `{command}` - {time.strftime('%Y-%m-%d')}, {machine()}; {r['n_questions']} questions routed.\n")
+def scale_report(r: dict, command: str) -> Report:
+    """The measurements as a :class:`Report` (block ``eval scale <databases>``; prints JSON either way).
+
+    Args:
+        r: :func:`run_scale`'s result.
+        command: the command line to record.
+
+    Returns:
+        The report.
+    """
+    markdown = (
+        f"#### eval scale: {r['databases']:,} synthetic databases\n\n"
+        f"| databases | tables | columns | documents | embedder | build s | build peak RSS MiB | "
+        f"warehouse MiB | route_query p50 ms | p95 ms | shortlist only p50 ms | routing process RSS MiB |\n"
+        f"|---|---|---|---|---|---|---|---|---|---|---|---|\n"
+        f"| {r['databases']:,} | {r['tables']:,} | {r['columns']:,} | {r['documents']:,} | {r['embedder']} | "
+        f"{r['build_s']} | {r['build_peak_rss_mib']} | {r['warehouse_mib']} | {r['p50_ms']} | {r['p95_ms']} | "
+        f"{r['shortlist_p50_ms']} | {r['route_peak_rss_mib']} |\n\n")
+    return Report(key=f"eval scale {r['databases']}", command=command, data=r, markdown=markdown,
+                  note=f"{r['n_questions']} questions routed", text=json.dumps(r))

@@ -14,16 +14,17 @@ Metrics: recall@K and F1@K for K = number of gold statements (where P = R = F1),
 from __future__ import annotations
 
 import re
-import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from dbrouter.eval.benchmark import Benchmark
+from dbrouter.console import err
 from dbrouter.errors import BenchmarkError
-from dbrouter.eval.route import build_kb, machine, publish
+from dbrouter.eval.benchmark import Benchmark, Question
+from dbrouter.eval.kb import Log, build_kb
+from dbrouter.eval.publish import Report
 from dbrouter.warehouse import connect
 from python_udfs.embeddings import get_embedder
 from python_udfs.text import canonicalize, words
@@ -44,6 +45,8 @@ def gold_statements(evidence: str | None) -> list[str]:
 
 @dataclass
 class Scores:
+    """Sums of one retriever's per-question scores; :meth:`mean` averages them."""
+
     n: int = 0
     recall_k: float = 0.0
     f1_k: float = 0.0
@@ -70,13 +73,14 @@ class Scores:
         self.f1_10 += self._f1(hits(10), 10, g)
 
     def mean(self) -> dict[str, float]:
+        """The mean of each score over the questions added, rounded to 4 digits."""
         n = self.n or 1
         return {"recall_at_gold": round(self.recall_k / n, 4), "f1": round(self.f1_k / n, 4),
                 "recall_at_4": round(self.recall_4 / n, 4), "recall_at_10": round(self.recall_10 / n, 4),
                 "f1_at_4": round(self.f1_4 / n, 4), "f1_at_10": round(self.f1_10 / n, 4)}
 
 
-def _build(bench: Benchmark, workdir: Path, embedder: str | None, log) -> Path:
+def _build(bench: Benchmark, workdir: Path, embedder: str | None, log: Log) -> Path:
     statements = bench.path / "domain_statements.jsonl"
     if not statements.is_file():
         raise BenchmarkError(f"{statements} not found: this benchmark has no domain statements")
@@ -86,8 +90,43 @@ def _build(bench: Benchmark, workdir: Path, embedder: str | None, log) -> Path:
     return wh
 
 
+Repository = dict[str, list[tuple[str, str, np.ndarray]]]
+
+
+def _repository(con) -> Repository:
+    """The KB's statements per database: (statement_id, text, vector)."""
+    repo: Repository = {}
+    for db, sid, text, vec in con.execute(
+            "select s.db_id, s.statement_id, s.statement_text, e.embedding from kb_domain_statements s "
+            "join kb_document_embeddings e on e.document_id = 'statement:' || s.statement_id").fetchall():
+        repo.setdefault(db, []).append((sid, text, np.asarray(vec, dtype=np.float32)))
+    return repo
+
+
+def _scored_questions(questions: list[Question], repo: Repository, key_of: dict[str, str]
+                      ) -> tuple[list[Question], list[tuple[Question, set[str]]]]:
+    """The test questions with evidence, and those whose gold statements are in the repository.
+
+    Args:
+        questions: the test split.
+        repo: :func:`_repository`.
+        key_of: statement_id -> :func:`statement_key`.
+
+    Returns:
+        (questions with evidence, [(question, its gold keys found in its database's statements)]).
+    """
+    with_evidence = [q for q in questions if gold_statements(q.evidence)]
+    scored = []
+    for q in with_evidence:
+        keys = {statement_key(g) for g in gold_statements(q.evidence)}
+        gold = keys & {key_of[sid] for sid, _, _ in repo.get(q.db_id, [])}
+        if gold:
+            scored.append((q, gold))
+    return with_evidence, scored
+
+
 def eval_statements(bench: Benchmark, workdir: Path, embedder: str | None, limit: int | None = None,
-                    log=lambda m: print(m, file=sys.stderr, flush=True)) -> dict:
+                    log: Log = err) -> dict:
     """Run the three retrievers over the test questions with evidence.
 
     Args:
@@ -103,43 +142,33 @@ def eval_statements(bench: Benchmark, workdir: Path, embedder: str | None, limit
     from rank_bm25 import BM25Okapi
 
     started = time.time()
-    wh = _build(bench, workdir, embedder, log)
-    con = connect(wh, embedder=embedder)
-    emb = get_embedder(embedder)
-    repo: dict[str, list[tuple[str, str, np.ndarray]]] = {}
-    for db, sid, text, vec in con.execute(
-            "select s.db_id, s.statement_id, s.statement_text, e.embedding from kb_domain_statements s "
-            "join kb_document_embeddings e on e.document_id = 'statement:' || s.statement_id").fetchall():
-        repo.setdefault(db, []).append((sid, text, np.asarray(vec, dtype=np.float32)))
-    key_of = {sid: statement_key(text) for items in repo.values() for sid, text, _ in items}
-    bm25 = {db: BM25Okapi([[w.lower() for w in words(canonicalize(t))] or ["_"] for _, t, _ in items])
-            for db, items in repo.items()}
-    with_evidence = [q for q in bench.test if gold_statements(q.evidence)]
-    scored = []
-    for q in with_evidence:
-        keys = {statement_key(g) for g in gold_statements(q.evidence)}
-        gold = keys & {key_of[sid] for sid, _, _ in repo.get(q.db_id, [])}
-        if gold:
-            scored.append((q, gold))
-    if limit:
-        scored = scored[:limit]
-    log(f"{len(with_evidence)} test questions with evidence; {len(scored)} have a gold statement in the repository")
-    scores = {m: Scores() for m in METHODS}
-    qvecs = emb.encode([canonicalize(q.question) for q, _ in scored]) if scored else []
-    sbr_ms = []
-    for i, (q, gold) in enumerate(scored):
-        items = repo[q.db_id]
-        t = time.perf_counter()
-        rows = con.execute("select statement_id from retrieve_statements(?, ?, 10)", [q.question, q.db_id]).fetchall()
-        sbr_ms.append((time.perf_counter() - t) * 1000)
-        scores["sbr"].add([key_of[r[0]] for r in rows], gold)
-        sims = np.stack([v for _, _, v in items]) @ qvecs[i]
-        scores["cosine"].add([key_of[items[j][0]] for j in np.argsort(-sims)[:10]], gold)
-        bm = bm25[q.db_id].get_scores([w.lower() for w in words(canonicalize(q.question))])
-        scores["bm25"].add([key_of[items[j][0]] for j in np.argsort(-bm, kind="stable")[:10]], gold)
-        if (i + 1) % 200 == 0:
-            log(f"  {i + 1}/{len(scored)} questions, SbR F1 so far {scores['sbr'].mean()['f1']}")
-    con.close()
+    con = connect(_build(bench, workdir, embedder, log), embedder=embedder)
+    try:
+        repo = _repository(con)
+        key_of = {sid: statement_key(text) for items in repo.values() for sid, text, _ in items}
+        bm25 = {db: BM25Okapi([[w.lower() for w in words(canonicalize(t))] or ["_"] for _, t, _ in items])
+                for db, items in repo.items()}
+        with_evidence, scored = _scored_questions(bench.test, repo, key_of)
+        scored = scored[:limit] if limit else scored
+        log(f"{len(with_evidence)} test questions with evidence; {len(scored)} have a gold statement in the repository")
+        scores = {m: Scores() for m in METHODS}
+        qvecs = get_embedder(embedder).encode([canonicalize(q.question) for q, _ in scored]) if scored else []
+        sbr_ms = []
+        for i, (q, gold) in enumerate(scored):
+            items = repo[q.db_id]
+            t = time.perf_counter()
+            rows = con.execute("select statement_id from retrieve_statements(?, ?, 10)",
+                               [q.question, q.db_id]).fetchall()
+            sbr_ms.append((time.perf_counter() - t) * 1000)
+            scores["sbr"].add([key_of[r[0]] for r in rows], gold)
+            sims = np.stack([v for _, _, v in items]) @ qvecs[i]
+            scores["cosine"].add([key_of[items[j][0]] for j in np.argsort(-sims)[:10]], gold)
+            bm = bm25[q.db_id].get_scores([w.lower() for w in words(canonicalize(q.question))])
+            scores["bm25"].add([key_of[items[j][0]] for j in np.argsort(-bm, kind="stable")[:10]], gold)
+            if (i + 1) % 200 == 0:
+                log(f"  {i + 1}/{len(scored)} questions, SbR F1 so far {scores['sbr'].mean()['f1']}")
+    finally:
+        con.close()
     out: dict = {"benchmark": bench.name, "n": len(scored), "n_with_evidence": len(with_evidence),
                  "statements": sum(len(v) for v in repo.values())}
     for m in METHODS:
@@ -151,24 +180,26 @@ def eval_statements(bench: Benchmark, workdir: Path, embedder: str | None, limit
     return out
 
 
-def statements_block(r: dict, command: str) -> str:
+def statements_report(r: dict, command: str) -> Report:
+    """The metrics as a :class:`Report` (block ``eval statements <benchmark>``).
+
+    Args:
+        r: :func:`eval_statements`'s result.
+        command: the command line to record.
+
+    Returns:
+        The report (JSON: ``r``; text: the markdown table).
+    """
     rows = "\n".join(
         f"| {m} | {r[f'{m}_f1']:.4f} | {r[f'{m}_recall_at_gold']:.4f} | {r[f'{m}_recall_at_4']:.4f} | "
         f"{r[f'{m}_f1_at_4']:.4f} | {r[f'{m}_recall_at_10']:.4f} | {r[f'{m}_f1_at_10']:.4f} |"
         for m in METHODS)
-    return (f"#### eval statements: {r['benchmark']}\n\n"
-            f"{r['n']} test questions scored (of {r['n_with_evidence']} with evidence; the others have no gold "
-            f"statement in the train-built repository of {r['statements']} statements).\n\n"
-            f"| retriever | F1 (K = #gold) | recall@#gold | recall@4 | F1@4 | recall@10 | F1@10 |\n"
-            f"|---|---|---|---|---|---|---|\n{rows}\n\n"
-            f"SbR `retrieve_statements` p50 {r['sbr_p50_ms']} ms per question.\n\n"
-            f"Command: `{command}` - {time.strftime('%Y-%m-%d')}, {machine()}; {r['seconds']}s.\n")
-
-
-def run(bench: Benchmark, workdir: Path, embedder: str | None, limit: int | None, as_json: bool,
-        write: Path | None, bench_arg: str) -> dict:
-    """CLI entry: evaluate, print, and record in BENCHMARKS.md (whole splits only)."""
-    r = eval_statements(bench, workdir, embedder, limit)
-    publish(r, statements_block, f"eval statements {bench.name}", f"dbrouter eval statements --benchmark {bench_arg}",
-            as_json, write, limit)
-    return r
+    markdown = (
+        f"#### eval statements: {r['benchmark']}\n\n"
+        f"{r['n']} test questions scored (of {r['n_with_evidence']} with evidence; the others have no gold "
+        f"statement in the train-built repository of {r['statements']} statements).\n\n"
+        f"| retriever | F1 (K = #gold) | recall@#gold | recall@4 | F1@4 | recall@10 | F1@10 |\n"
+        f"|---|---|---|---|---|---|---|\n{rows}\n\n"
+        f"SbR `retrieve_statements` p50 {r['sbr_p50_ms']} ms per question.\n\n")
+    return Report(key=f"eval statements {r['benchmark']}", command=command, data=r, markdown=markdown,
+                  note=f"{r['seconds']}s")

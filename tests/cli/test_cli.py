@@ -154,3 +154,15 @@ def test_eval_scale_builds_and_routes_a_synthetic_repository(tmp_path):
     assert out["databases"] == 4 and out["documents"] > out["columns"] > 0
     assert out["p50_ms"] > 0 and out["build_peak_rss_mib"] > 0
     assert "eval scale: 4 synthetic databases" in md.read_text()
+
+
+def test_eval_build_counts_what_each_build_embedded(tmp_path):
+    bench = mini_benchmark(tmp_path)
+    md = tmp_path / "BENCH.md"
+    proc = run_cli("eval", "build", "--benchmark", str(bench), "--workdir", str(tmp_path / "work"), "--write", str(md))
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert out["full_build_embedded"] > 0 and out["noop_build_embedded"] == 0  # read from the cache, not the log
+    assert 0 < out["change_build_embedded"] < out["full_build_embedded"] and out["changed_db"] == "music"
+    text = md.read_text()
+    assert "<!-- dbrouter:eval build mini-route -->" in text and f"| again, nothing changed | {out['noop_build_s']} | 0 |" in text
+    assert f"Command: `dbrouter eval build --benchmark {bench}` - " in text

@@ -2,9 +2,10 @@ import json
 
 import pytest
 
-from dbrouter.eval.benchmark import SETTINGS, is_withheld, load_benchmark, setting_split
 from dbrouter.errors import BenchmarkError
-from dbrouter.eval.route import rank_of, route_metrics, update_benchmarks_md
+from dbrouter.eval.benchmark import SETTINGS, is_withheld, load_benchmark, setting_split
+from dbrouter.eval.publish import Report, update_benchmarks_md
+from dbrouter.eval.route import RankMetrics, RouteMetrics, rank_of, route_metrics, route_report
 from tests.unit.evidence_samples import evidence_json
 
 
@@ -80,6 +81,31 @@ def test_error_category_names_why_gold_lost():
     assert error_category(ev(connectivity=1, total_score=0.37), top) == "gold_more_na"
     assert error_category(ev(join_tables=["Singer", "song"]), top) == "tie_same_tables"
     assert error_category(ev(join_tables=["orchestra"]), top) == "tie_semantic"
+
+
+def _metrics() -> RouteMetrics:
+    return RouteMetrics(benchmark="b", setting="in-domain", n=4, final=RankMetrics.of([1, 2, None, 4]),
+                        shortlist=RankMetrics.of([2, 1, None, 3]), shortlist_k=10, shortlist_recall=0.75,
+                        p50_ms=40.0, p95_ms=55.5, seconds=1.2, implied_edge_wins=1, reranked_changed=2,
+                        errors={"tie_semantic": 1})
+
+
+def test_route_metrics_json_keeps_the_flat_keys():
+    out = _metrics().to_json()
+    assert list(out)[:8] == ["r1", "r2", "r3", "map", "n", "shortlist_recall", "p50_ms", "p95_ms"]
+    assert out["r1"] == 0.25 and out["shortlist_r1"] == 0.25 and out["shortlist_r2"] == 0.5
+    assert out["errors"] == {"tie_semantic": 1} and out["benchmark"] == "b" and "final" not in out
+
+
+def test_route_report_block_has_command_date_and_machine():
+    report = route_report(_metrics(), "dbrouter eval route --benchmark B --setting in-domain")
+    assert report.key == "eval route b in-domain" and report.text.startswith("b in-domain: n=4 R@1=0.2500")
+    block = report.block()
+    assert "| 4 | **after re-rank** | **0.2500** |" in block and "tie_semantic 1" in block
+    assert "\nCommand: `dbrouter eval route --benchmark B --setting in-domain` - 20" in block
+    assert block.endswith("; routing 4 questions took 1.2s.\n")
+    plain = Report("k", "cmd", {}, "body\n\n").block()
+    assert plain.startswith("body\n\nCommand: `cmd` - ") and " cores" in plain and plain.endswith(".\n")
 
 
 def test_synthesize_renames_tables_and_keeps_foreign_keys():

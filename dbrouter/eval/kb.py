@@ -1,0 +1,135 @@
+"""Evaluation knowledge bases: build one from a benchmark's schemas and examples, count what the
+build embedded, and time ``route_query`` on it."""
+
+from __future__ import annotations
+
+import json
+import random
+import statistics
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from dbrouter.console import err
+from dbrouter.dbt_runner import run_dbt, target_path
+from dbrouter.errors import DbtRunError
+from dbrouter.eval.benchmark import Question
+from dbrouter.ingest import ingest, print_issues
+from dbrouter.sources import SourceSpec, SourcesConfig
+
+Log = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class BuildStats:
+    """One build of an evaluation KB."""
+
+    seconds: float
+    embedded: int
+
+
+def write_examples(questions: list[Question], path: Path) -> Path:
+    """Write questions as an examples.jsonl source file.
+
+    Args:
+        questions: the examples (db_id, question, sql).
+        path: the file to write (parents created).
+
+    Returns:
+        ``path``.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w", encoding="utf-8") as fh:
+        for q in questions:
+            fh.write(json.dumps({"db_id": q.db_id, "question": q.question, "sql": q.sql}) + "\n")
+    return path
+
+
+def build_kb(databases: Path, examples: list[Question], warehouse: Path, embedder: str | None,
+             log: Log = err, statements: Path | None = None) -> BuildStats:
+    """Ingest a schema-only benchmark repository plus examples and run ``dbt build``.
+
+    Args:
+        databases: a databases.jsonl file.
+        examples: question/SQL examples to put in the KB.
+        warehouse: the warehouse file (its embedding cache is reused between builds).
+        embedder: embedder name.
+        log: progress output.
+        statements: a domain_statements.jsonl file to load too (optional).
+
+    Returns:
+        Wall seconds (ingest + dbt build) and the number of documents this build embedded.
+    """
+    started = time.time()
+    ex_file = write_examples(examples, warehouse.parent / "examples.jsonl")
+    config = SourcesConfig([SourceSpec("schema_json", databases)], examples=[ex_file],
+                           statements=[statements] if statements else [])
+    report = ingest(config, warehouse, progress=log)
+    log(report.summary())
+    print_issues(report, limit=5)
+    run_dbt(["build", "--vars", "{dbrouter__use_seeds: false}"], warehouse, embedder, quiet=True)
+    seconds = time.time() - started
+    embedded = embedded_by_last_build(warehouse)
+    log(f"dbt build done in {seconds:.1f}s, embedded {embedded} documents")
+    return BuildStats(seconds, embedded)
+
+
+def embedded_by_last_build(warehouse: Path) -> int:
+    """How many documents the last ``dbt build`` on ``warehouse`` embedded.
+
+    Exact: dbt's own invocation id of that build is read from ``run_results.json`` in the target
+    folder :func:`dbrouter.dbt_runner.run_dbt` uses, and the embedding cache rows stamped with it
+    are counted (``kb_embedding_cache.invocation_id``). A build that embedded nothing counts 0,
+    unlike "the latest invocation in the cache", which would be an earlier build's.
+
+    Args:
+        warehouse: the warehouse file the build wrote.
+
+    Returns:
+        The number of cache rows the build appended (0 when it did not run ``kb_embedding_cache``).
+
+    Raises:
+        DbtRunError: no run_results.json (no build ran with this warehouse).
+    """
+    import duckdb
+
+    path = target_path(warehouse) / "run_results.json"
+    try:
+        results = json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError) as exc:
+        raise DbtRunError(f"cannot read {path} ({exc}): run `dbt build` on {warehouse} first") from exc
+    relation = next((r.get("relation_name") for r in results.get("results", [])
+                     if r.get("unique_id", "").endswith(".kb_embedding_cache")), None)
+    if not relation:
+        return 0
+    con = duckdb.connect(str(warehouse), read_only=True)
+    try:
+        return int(con.execute(f"select count(*) from {relation} where invocation_id = ?",
+                               [results["metadata"]["invocation_id"]]).fetchall()[0][0])
+    finally:
+        con.close()
+
+
+def latency(con, questions: list[str], n: int = 200, seed: int = 0) -> tuple[float, float]:
+    """Warm p50/p95 of ``select route_query(?)``.
+
+    Args:
+        con: connection from :func:`dbrouter.connect`.
+        questions: question texts to sample from.
+        n: how many to time (after 5 warm-up calls).
+        seed: sampling seed.
+
+    Returns:
+        (p50 ms, p95 ms).
+    """
+    sample = random.Random(seed).sample(questions, min(n, len(questions)))
+    for q in sample[:5]:
+        con.execute("select route_query(?)", [q]).fetchall()
+    times = []
+    for q in sample:
+        t = time.perf_counter()
+        con.execute("select route_query(?)", [q]).fetchall()
+        times.append((time.perf_counter() - t) * 1000)
+    times.sort()
+    return statistics.median(times), times[max(0, int(round(0.95 * len(times))) - 1)]
