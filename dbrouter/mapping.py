@@ -21,7 +21,11 @@ _LINE = re.compile(r"^\s*[-*]?\s*(?P<phrase>.+?)\s+-\s+(?P<target>N/A|[^\s.]+\.[
 
 @dataclass
 class PhraseMapping:
-    """One phrase mapped to a column of a database (``column_name`` None = N/A)."""
+    """One phrase mapped to a column of a database (``column_name`` None = N/A).
+
+    The mapper's output, sent into ``route_query_ranked_mapped``; what the scoring reports back
+    per phrase is :class:`dbrouter.evidence.MappedPhrase`.
+    """
 
     db_id: str
     phrase: str

@@ -40,6 +40,7 @@ class RouteResult:
 
     @property
     def best(self) -> str | None:
+        """The top-ranked db_id, None for an empty ranking."""
         return self.candidates[0].db_id if self.candidates else None
 
 
@@ -106,5 +107,12 @@ def route_with_llm(con, llm, question: str | None, k: int = 5, shortlist_k: int 
 
 
 def default_shortlist_k(con) -> int:
-    """The re-rank depth the warehouse's route functions were built with (``route_shortlist_k()``)."""
+    """The re-rank depth the warehouse's route functions were built with.
+
+    Args:
+        con: connection from :func:`dbrouter.connect`.
+
+    Returns:
+        ``route_shortlist_k()`` (the ``dbrouter__shortlist_k`` var of the last build).
+    """
     return int(con.execute("select route_shortlist_k()").fetchall()[0][0])
