@@ -1,0 +1,59 @@
+{#-
+  Routing step 2 without an LLM, map by embedding: each content word of the question is mapped,
+  through the spans of up to dbrouter__phrase_max_words consecutive content words containing it,
+  to every column of a candidate database whose label the span matches (phrase-embedder cosine,
+  or 1 for an exact name/sample-value token match) at or above dbrouter__phrase_threshold.
+
+  Args:
+    question: SQL expression of the question.
+
+  Consumes: CTE candidates (db_id) from route_shortlist_step; kb_column_phrases;
+    UDFs dbrouter_content_words(), dbrouter_question_spans(), embed_phrase(), dbrouter_embedder().
+  Produces CTEs: words, spans, span_words, span_hits, span_mappings (internal), then
+    cand_words and mapped as defined by route_mapping_contract.
+-#}
+{% macro route_map_by_embedding_step(question) -%}
+  {{ return(adapter.dispatch('route_map_by_embedding_step', 'dbrouter')(question)) }}
+{%- endmacro %}
+
+{% macro default__route_map_by_embedding_step(question) -%}
+  {{ exceptions.raise_compiler_error("route_map_by_embedding_step: adapter " ~ adapter.type() ~ " is not supported yet (argument question: " ~ question ~ "); DuckDB is supported") }}
+{%- endmacro %}
+
+{#- DuckDB: the question's spans come from a list-returning UDF and are unnested; exact matches
+    use list_has_all over the precomputed label/value tokens. -#}
+{% macro duckdb__route_map_by_embedding_step(question) -%}
+{%- set maxc = var('dbrouter__max_question_chars') | int -%}
+words as materialized (
+    select coalesce(dbrouter_content_words(left(cast({{ question }} as varchar), {{ maxc }})), []) as w
+),
+spans as materialized (
+    select s.span, s.words as word_idx, string_split(s.span, ' ') as toks, embed_phrase(s.span) as v
+    from (select unnest(dbrouter_question_spans(left(cast({{ question }} as varchar), {{ maxc }}),
+        {{ var('dbrouter__phrase_max_words') | int }})) as s)
+),
+span_words as (
+    select db_id, word_index, words.w[word_index + 1] as phrase
+    from (select c.db_id, unnest(range(len(words.w))) as word_index from candidates as c, words), words
+),
+span_hits as (
+    select c.db_id, sp.span, sp.word_idx, c.table_name, c.column_name, c.component, c.declared_component,
+        list_has_all(c.label_tokens, sp.toks) or list_has_all(c.value_tokens, sp.toks) as is_exact,
+        {{ dbrouter.cosine_similarity('c.embedding', 'sp.v') }} as cos
+    from candidates as cand
+    join {{ dbrouter.kb_relation('kb_column_phrases') }} as c
+      on c.db_id = cand.db_id and c.phrase_model = dbrouter_embedder()
+    cross join spans as sp
+),
+span_mappings as (
+    select db_id, word_index, table_name, column_name, component, declared_component,
+        max(similarity) as similarity, arg_max(span, (similarity, span)) as span, bool_or(is_exact) as is_exact
+    from (
+        select *, unnest(word_idx) as word_index, case when is_exact then 1.0 else cos end as similarity
+        from span_hits
+    )
+    where similarity >= {{ var('dbrouter__phrase_threshold') | float }}
+    group by all
+),
+{{ dbrouter.route_mapping_contract('span_words', 'span_mappings') }}
+{%- endmacro %}

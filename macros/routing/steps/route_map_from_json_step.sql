@@ -1,0 +1,49 @@
+{#-
+  Routing step 2 with mappings given (the LLM path): the phrase -> column mappings arrive as a
+  JSON array [{db_id, phrase, table_name, column_name}]; a NULL column is an N/A phrase. The
+  semantic score still uses the phrase embedder's cosine of each phrase to its column. Columns
+  unknown to the KB are dropped, so their phrase counts as N/A.
+
+  Args:
+    mappings: SQL expression of the JSON text (NULL = no mappings).
+
+  Consumes: CTE candidates (db_id) from route_shortlist_step; kb_column_phrases;
+    UDFs embed_phrase(), dbrouter_embedder().
+  Produces CTEs: given, given_words, phrase_vectors, given_mappings (internal), then
+    cand_words and mapped as defined by route_mapping_contract (is_exact is always false).
+-#}
+{% macro route_map_from_json_step(mappings) -%}
+  {{ return(adapter.dispatch('route_map_from_json_step', 'dbrouter')(mappings)) }}
+{%- endmacro %}
+
+{% macro default__route_map_from_json_step(mappings) -%}
+  {{ exceptions.raise_compiler_error("route_map_from_json_step: adapter " ~ adapter.type() ~ " is not supported yet (argument mappings: " ~ mappings ~ "); DuckDB is supported") }}
+{%- endmacro %}
+
+{#- DuckDB: from_json with a structure string turns the array into typed rows in one call. -#}
+{% macro duckdb__route_map_from_json_step(mappings) -%}
+given as materialized (
+    select m.db_id, m.phrase, m.table_name, m.column_name
+    from (select unnest(from_json(coalesce({{ mappings }}, '[]'),
+        '[{"db_id":"VARCHAR","phrase":"VARCHAR","table_name":"VARCHAR","column_name":"VARCHAR"}]')) as m)
+    where m.phrase is not null and trim(m.phrase) <> ''
+),
+given_words as materialized (
+    select db_id, cast(dense_rank() over (partition by db_id order by phrase) - 1 as integer) as word_index, phrase
+    from (select distinct g.db_id, lower(trim(g.phrase)) as phrase from given as g join candidates as c on c.db_id = g.db_id)
+),
+phrase_vectors as (
+    select phrase, embed_phrase(phrase) as v from (select distinct phrase from given_words)
+),
+given_mappings as (
+    select gw.db_id, gw.word_index, c.table_name, c.column_name, c.component, c.declared_component,
+        {{ dbrouter.cosine_similarity('c.embedding', 'pv.v') }} as similarity, gw.phrase as span, false as is_exact
+    from given as g
+    join given_words as gw on gw.db_id = g.db_id and gw.phrase = lower(trim(g.phrase))
+    join phrase_vectors as pv on pv.phrase = gw.phrase
+    join {{ dbrouter.kb_relation('kb_column_phrases') }} as c
+      on c.db_id = g.db_id and lower(c.table_name) = lower(g.table_name) and lower(c.column_name) = lower(g.column_name)
+     and c.phrase_model = dbrouter_embedder()
+),
+{{ dbrouter.route_mapping_contract('given_words', 'given_mappings') }}
+{%- endmacro %}

@@ -1,0 +1,68 @@
+{#-
+  Routing step 1, the shortlist: fused per-database similarity of the question to the KB's
+  documents (database document, mean of the top tables, mean of the top columns, best example
+  question; a database without examples gets the KB-calibrated `example_gap`).
+
+  Args:
+    question: SQL expression of the question (cast to VARCHAR, cut to dbrouter__max_question_chars).
+    depth: SQL expression of how many databases go on to the re-rank (NULL = dbrouter__shortlist_k).
+
+  Consumes: kb_document_embeddings, kb_routing_calibration; UDFs embed(), dbrouter_embedder().
+  Produces CTEs (comma-separated, no leading WITH):
+    q          (v, model)                                       the question's vector
+    shortlist  (db_id, s_database, s_table, s_column, s_example, top_table, top_column,
+                top_example_sql, s_schema, score, shortlist_rank)   every database, ranked
+    candidates (db_id, score, shortlist_rank)                   the top `depth` of shortlist
+-#}
+{% macro route_shortlist_step(question, depth) -%}
+  {{ return(adapter.dispatch('route_shortlist_step', 'dbrouter')(question, depth)) }}
+{%- endmacro %}
+
+{% macro default__route_shortlist_step(question, depth) -%}
+  {{ exceptions.raise_compiler_error("route_shortlist_step: adapter " ~ adapter.type() ~ " is not supported yet (argument question: " ~ question ~ "); DuckDB is supported") }}
+{%- endmacro %}
+
+{#- DuckDB: list_avg(max(x, n)) averages the top n per group in one pass, and `materialized`
+    keeps the question embedding and the ranking from being recomputed per reference. Every
+    arg_max orders by (value, label) so that ties pick the same label on every run. -#}
+{% macro duckdb__route_shortlist_step(question, depth) -%}
+{%- set w_ex = var('dbrouter__weight_example') | float -%}
+q as materialized (
+    select embed(left(cast({{ question }} as varchar), {{ var('dbrouter__max_question_chars') | int }})) as v,
+        dbrouter_embedder() as model
+),
+hits as (
+    select d.db_id, d.doc_kind, d.doc_label, {{ dbrouter.cosine_similarity('d.embedding', 'q.v') }} as sim
+    from {{ dbrouter.kb_relation('kb_document_embeddings') }} as d, q
+    where q.v is not null and d.embedding_model = q.model
+      and d.doc_kind in ('database', 'table', 'column', 'example')
+),
+per_db as (
+    select
+        db_id,
+        max(sim) filter (where doc_kind = 'database') as s_database,
+        list_avg(max(sim, {{ var('dbrouter__top_tables') }}) filter (where doc_kind = 'table')) as s_table,
+        list_avg(max(sim, {{ var('dbrouter__top_columns') }}) filter (where doc_kind = 'column')) as s_column,
+        max(sim) filter (where doc_kind = 'example') as s_example,
+        arg_max(doc_label, (sim, doc_label)) filter (where doc_kind = 'table') as top_table,
+        arg_max(doc_label, (sim, doc_label)) filter (where doc_kind = 'column') as top_column,
+        arg_max(doc_label, (sim, doc_label)) filter (where doc_kind = 'example') as top_example_sql
+    from hits
+    group by db_id
+),
+fused as (
+    select *,
+        (s_schema + {{ w_ex }} * coalesce(s_example, s_schema + (select coalesce(max(example_gap), 0)
+            from {{ dbrouter.kb_relation('kb_routing_calibration') }})))
+        / {{ 1.0 + w_ex }} as score
+    from (select *, {{ dbrouter.schema_score('s_database', 's_table', 's_column') }} as s_schema from per_db)
+),
+shortlist as materialized (
+    select *, cast(row_number() over (order by score desc, db_id) as integer) as shortlist_rank
+    from fused
+),
+candidates as materialized (
+    select db_id, score, shortlist_rank from shortlist
+    where shortlist_rank <= greatest(coalesce({{ depth }}, {{ var('dbrouter__shortlist_k') | int }}), 1)
+)
+{%- endmacro %}
