@@ -1,8 +1,8 @@
--- Connected parts of each database's join graph (a part is named by its smallest table name).
+-- Connected parts of each database's join graph (a part is named by its smallest table name;
+-- from kb_table_components, so a long join chain is one part whatever dbrouter__max_hops is).
 with parts as (
-    select db_id, from_table as table_name, min(to_table) as component
-    from {{ ref('kb_table_reachability') }}
-    group by 1, 2
+    select db_id, table_name, component
+    from {{ ref('kb_table_components') }}
 )
 select
     d.db_id,
