@@ -115,5 +115,5 @@ select
     doc_label,
     document_text,
     source_id,
-    {{ dbt.hash("'" ~ var('dbrouter__embedding_model') ~ "' || chr(0) || document_text") }} as content_hash
+    {{ dbt.hash("'" ~ dbrouter.embedder_label() ~ "' || chr(0) || document_text") }} as content_hash
 from all_docs

@@ -1,6 +1,7 @@
 -- Vectors by content hash. Incremental (append): a build embeds only the documents whose
 -- hash is not cached yet, so an unchanged KB embeds nothing and a changed database re-embeds
--- only its changed documents. The hash includes the model name (see int_documents_rendered).
+-- only its changed documents. The hash includes the embedder's name as registered on the
+-- connection (embedder_label), which also labels each vector here.
 {{ config(materialized='incremental', incremental_strategy='append', unique_key='content_hash') }}
 
 with docs as (
@@ -18,7 +19,7 @@ with docs as (
 {% endif %}
 select
     content_hash,
-    '{{ var("dbrouter__embedding_model") }}' as embedding_model,
+    '{{ dbrouter.embedder_label() }}' as embedding_model,
     embed(document_text) as embedding,
     current_timestamp as embedded_at,
     '{{ invocation_id }}' as invocation_id
