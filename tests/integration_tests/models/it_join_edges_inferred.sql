@@ -1,0 +1,1 @@
+{{ dbrouter.infer_join_edges(ref('it_columns_keyed')) }}
