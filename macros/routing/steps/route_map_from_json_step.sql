@@ -1,15 +1,18 @@
 {#-
   Routing step 2 with mappings given (the LLM path): the phrase -> column mappings arrive as a
   JSON array [{db_id, phrase, table_name, column_name}]; a NULL column is an N/A phrase. The
-  semantic score still uses the phrase embedder's cosine of each phrase to its column. Columns
-  unknown to the KB are dropped, so their phrase counts as N/A.
+  semantic score still uses the phrase embedder's cosine of each phrase to its column. Each
+  database is scored over its own phrases (the method's per-database mapping); a column unknown
+  to the KB counts as N/A, and a candidate absent from the JSON gets every phrase named for the
+  others as N/A (before, it had no phrases, hence coverage 1, and outranked every database
+  with real mappings).
 
   Args:
     mappings: SQL expression of the JSON text (NULL = no mappings).
 
   Consumes: CTE candidates (db_id) from route_shortlist_step; kb_column_phrases;
     UDFs embed_phrase(), dbrouter_embedder().
-  Produces CTEs: given, given_words, phrase_vectors, given_mappings (internal), then
+  Produces CTEs: given, given_phrases, given_words, phrase_vectors, given_mappings (internal), then
     cand_words and mapped as defined by route_mapping_contract (is_exact is always false).
 -#}
 {% macro route_map_from_json_step(mappings) -%}
@@ -28,12 +31,22 @@ given as materialized (
         '[{"db_id":"VARCHAR","phrase":"VARCHAR","table_name":"VARCHAR","column_name":"VARCHAR"}]')) as m)
     where m.phrase is not null and trim(m.phrase) <> ''
 ),
+given_phrases as materialized (
+    select distinct g.db_id, lower(trim(g.phrase)) as phrase
+    from given as g join candidates as c on c.db_id = g.db_id
+),
 given_words as materialized (
     select db_id, cast(dense_rank() over (partition by db_id order by phrase) - 1 as integer) as word_index, phrase
-    from (select distinct g.db_id, lower(trim(g.phrase)) as phrase from given as g join candidates as c on c.db_id = g.db_id)
+    from (
+        select db_id, phrase from given_phrases
+        union
+        select c.db_id, gp.phrase
+        from candidates as c cross join given_phrases as gp
+        where not exists (select 1 from given_phrases as own where own.db_id = c.db_id)
+    )
 ),
 phrase_vectors as (
-    select phrase, embed_phrase(phrase) as v from (select distinct phrase from given_words)
+    select phrase, embed_phrase(phrase) as v from (select distinct phrase from given_phrases)
 ),
 given_mappings as (
     select gw.db_id, gw.word_index, c.table_name, c.column_name, c.component, c.declared_component,
