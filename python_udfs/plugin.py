@@ -11,8 +11,8 @@ Registered functions:
 * ``embed(text VARCHAR) -> FLOAT[384]`` - arrow (vectorised) UDF; NULL for NULL/empty text.
 * ``dbrouter_cosine(a FLOAT[], b FLOAT[]) -> DOUBLE`` - portable cosine (DuckDB's own
   ``array_cosine_similarity`` is what the models use; this one exists for parity tests).
-* ``dbrouter_embedder() -> VARCHAR`` - name of the embedder this connection uses, so SQL can
-  refuse to compare vectors made by different models.
+* ``dbrouter_embedder() -> VARCHAR`` - name of the embedder this connection uses: the KB labels
+  its vectors with it (macro ``embedder_label``) and routing compares only vectors of that model.
 * ``dbrouter_canonicalize(text) -> VARCHAR`` - numbers/dates replaced by fixed placeholders.
 * ``dbrouter_substrings(text, min_words, max_words) -> STRUCT(text, n_words)[]`` - contiguous
   word sub-strings (for sub-string based statement retrieval).
@@ -34,7 +34,6 @@ Registered functions:
 
 from __future__ import annotations
 
-import os
 import sys
 import time
 from typing import Any
@@ -43,7 +42,9 @@ import duckdb
 import pyarrow as pa
 from duckdb.sqltypes import DOUBLE, FLOAT, INTEGER, VARCHAR
 
-from python_udfs.embeddings import DIM, embed_arrow, get_embedder, get_phrase_embedder
+from dbrouter.errors import EmbedderUnavailable
+from python_udfs.embeddings import (DIM, EMBEDDERS, embed_arrow, get_embedder, get_phrase_embedder,
+                                    resolve_embedder_name)
 from python_udfs.examples import describe_example, normalize_question
 from python_udfs.phrases import content_words, label_tokens, question_spans
 from python_udfs.similarity import cosine_arrow
@@ -69,10 +70,18 @@ def register_udfs(conn: duckdb.DuckDBPyConnection, embedder: str | None = None) 
 
     Args:
         conn: an open DuckDB connection.
-        embedder: embedder name (``minilm``/``hash``); default ``$DBROUTER_EMBEDDER`` or minilm.
-            The model itself is loaded lazily on the first ``embed`` call.
+        embedder: embedder name (``minilm``/``m2v``/``hash``); default from
+            :func:`python_udfs.embeddings.resolve_embedder_name`. ``dbrouter_embedder()`` returns
+            this name, and the KB labels its vectors with it. The model itself is loaded lazily
+            on the first ``embed`` call.
+
+    Raises:
+        EmbedderUnavailable: the name is not one of the shipped embedders.
     """
-    name = embedder
+    name = resolve_embedder_name(embedder)
+    if name not in EMBEDDERS:  # fail at registration, not at the first embed() of a build
+        raise EmbedderUnavailable(f"unknown embedder {name!r}: choose one of {', '.join(EMBEDDERS)} "
+                                  "(profile plugin config `embedder:` or $DBROUTER_EMBEDDER)")
     progress = {"done": 0, "started": 0.0}
 
     def _embed(texts: pa.Array) -> pa.Array:
@@ -86,10 +95,8 @@ def register_udfs(conn: duckdb.DuckDBPyConnection, embedder: str | None = None) 
                   f"({elapsed:.0f}s)", file=sys.stderr, flush=True)
         return out
 
-    resolved = (name or os.environ.get("DBROUTER_EMBEDDER") or "minilm").lower()
-
     def _embedder_name() -> str:
-        return resolved
+        return name
 
     for fn in UDF_NAMES:
         try:

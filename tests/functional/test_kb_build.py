@@ -86,11 +86,49 @@ def test_route_query_odd_input_is_text_and_connection_survives(kb_con, question)
 
 def test_route_functions_refuse_a_different_embedder(built_kb):
     import dbrouter
+    from dbrouter.errors import EmbedderMismatch
+    from python_udfs.plugin import register_udfs
 
-    con = dbrouter.connect(built_kb["warehouse"], embedder="minilm")
+    with pytest.raises(EmbedderMismatch, match="built with embedder hash but the embedder argument"):
+        dbrouter.connect(built_kb["warehouse"], embedder="minilm")
+    # a client that registers the UDFs itself with another embedder gets a reason, not a wrong answer
+    con = duckdb.connect(str(built_kb["warehouse"]), read_only=True)
     try:
+        register_udfs(con, "minilm")
         out = json.loads(con.execute("select route_query_json('singers')").fetchall()[0][0])
         assert out["ranking"] == [] and "no documents embedded with model minilm" in out["reason"]
+    finally:
+        con.close()
+
+
+def test_vectors_are_labelled_with_the_embedder_the_plugin_registered(tmp_path, monkeypatch):
+    """A hand-written profile decides the embedder; the env var no longer labels the vectors."""
+    from dbrouter.dbt_runner import run_dbt
+    from dbrouter.errors import DbtRunError
+    from dbrouter.ingest import ingest
+    from dbrouter.sources import load_sources
+    from dbrouter.warehouse import connect
+
+    wh = tmp_path / "kb.duckdb"
+    ingest(load_sources(ROOT / "tests" / "fixtures" / "mini_kb" / "sources.yml"), wh)
+    profiles = tmp_path / "profiles"
+    profiles.mkdir()
+    (profiles / "profiles.yml").write_text(
+        "dbrouter:\n  target: dev\n  outputs:\n    dev:\n      type: duckdb\n"
+        f"      path: '{wh}'\n      plugins:\n        - module: python_udfs.plugin\n"
+        "          config: {embedder: hash}\n")
+    monkeypatch.setenv("DBT_PROFILES_DIR", str(profiles))
+    monkeypatch.setenv("DBROUTER_EMBEDDER", "minilm")  # what used to label the vectors
+    with pytest.raises(DbtRunError, match="var dbrouter__embedding_model is 'minilm' but the profile plugin "
+                                          "registered embedder 'hash'"):
+        run_dbt(["build", "--vars", "{dbrouter__embedding_model: minilm}"], wh, quiet=True)
+    out = run_dbt(["build"], wh, quiet=True)
+    assert "Completed successfully" in out
+    con = connect(wh, embedder="hash")
+    try:
+        labels = con.execute("select distinct embedding_model from kb_embedding_cache").fetchall()
+        assert labels == [("hash",)]
+        assert con.execute("select route_query('Singers from France')").fetchall()[0][0] == "concerts"
     finally:
         con.close()
 
