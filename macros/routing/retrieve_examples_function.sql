@@ -1,0 +1,90 @@
+{#-
+  `retrieve_examples(question, db, k := 3)`: the progressive example cascade (exact, normalized,
+  main_clause, expanded; see create_retrieval_functions for the method).
+
+  Consumes: kb_examples, kb_example_thresholds, kb_document_embeddings; UDFs
+    dbrouter_normalize_question(), embed(), dbrouter_embedder().
+  Produces: the CREATE MACRO statement (no trailing semicolon) of a table macro returning
+    (rank, stage, db_id, example_id, question, sql_text, tables_used, score, threshold).
+-#}
+{% macro retrieve_examples_function() -%}
+  {{ return(adapter.dispatch('retrieve_examples_function', 'dbrouter')()) }}
+{%- endmacro %}
+
+{% macro default__retrieve_examples_function() -%}
+  {{ exceptions.raise_compiler_error("retrieve_examples_function: adapter " ~ adapter.type() ~ " is not supported yet (argument: none); DuckDB is supported") }}
+{%- endmacro %}
+
+{#- DuckDB: list functions give the word Jaccard of the expanded stage in one expression. -#}
+{% macro duckdb__retrieve_examples_function() -%}
+create or replace macro retrieve_examples(question, db, k := 3) as table
+with q as (
+    select
+        cast(question as varchar) as q_text,
+        lower(trim(cast(question as varchar))) as q_exact,
+        dbrouter_normalize_question(left(cast(question as varchar), {{ var('dbrouter__max_question_chars') }})) as q_norm
+    where nullif(trim(cast(question as varchar)), '') is not null
+),
+vec as (
+    select q.*, embed(q_text) as v_i, embed(q_norm) as v_n, dbrouter_embedder() as model
+    from q
+),
+th as (
+    select * from {{ dbrouter.kb_relation('kb_example_thresholds') }}
+),
+ex as (
+    select * from {{ dbrouter.kb_relation('kb_examples') }} where db is null or db_id = db
+),
+d as (
+    select e.source_id as example_id, e.doc_kind, e.embedding
+    from {{ dbrouter.kb_relation('kb_document_embeddings') }} as e, vec
+    where e.doc_kind like 'example%' and (db is null or e.db_id = db) and e.embedding_model = vec.model
+),
+sims as (
+    select
+        d.example_id,
+        max(case when d.doc_kind = 'example_normalized' then {{ dbrouter.cosine_similarity('d.embedding', 'vec.v_n') }} end) as s_norm,
+        max(case when d.doc_kind in ('example', 'example_normalized', 'example_main_clause', 'example_paraphrase')
+                 then {{ dbrouter.cosine_similarity('d.embedding', 'vec.v_n') }} end) as s_norm_any,
+        max(greatest({{ dbrouter.cosine_similarity('d.embedding', 'vec.v_i') }},
+                     {{ dbrouter.cosine_similarity('d.embedding', 'vec.v_n') }})) as s_any
+    from d, vec
+    group by 1
+),
+candidates as (
+    select 1 as stage, 'exact' as stage_name, ex.example_id, 1.0 as score, 1.0 as threshold
+    from ex, vec where lower(trim(ex.question)) = vec.q_exact
+    union all
+    select 2, 'normalized', s.example_id, s.s_norm, th.normalized_threshold
+    from sims as s, th where s.s_norm >= th.normalized_threshold
+    union all
+    select 3, 'main_clause', s.example_id, s.s_norm_any, th.main_clause_threshold
+    from sims as s, th where s.s_norm_any >= th.main_clause_threshold
+    union all
+    select 4, 'expanded', s.example_id,
+        0.5 * s.s_any + 0.5 * (
+            len(list_intersect(list_distinct(string_split(vec.q_norm, ' ')), list_distinct(string_split(ex.normalized_question, ' '))))
+            / greatest(len(list_distinct(list_concat(string_split(vec.q_norm, ' '), string_split(ex.normalized_question, ' ')))), 1)),
+        th.expanded_threshold
+    from sims as s
+    join ex on ex.example_id = s.example_id
+    cross join vec
+    cross join th
+    where s.s_any >= th.expanded_threshold
+),
+first_stage as (
+    select * from candidates where stage = (select min(stage) from candidates)
+),
+best as (
+    select example_id, max(stage) as stage, any_value(stage_name) as stage_name, max(score) as score, max(threshold) as threshold
+    from first_stage group by 1
+)
+select
+    cast(row_number() over (order by b.score desc, b.example_id) as integer) as rank,
+    b.stage_name as stage, ex.db_id, b.example_id, ex.question, ex.sql_text, ex.tables_used,
+    round(cast(b.score as double), 4) as score, round(cast(b.threshold as double), 4) as threshold
+from best as b
+join ex on ex.example_id = b.example_id
+order by b.score desc, b.example_id
+limit greatest(coalesce(k, 3), 1)
+{%- endmacro %}

@@ -1,0 +1,61 @@
+{#-
+  `retrieve_statements(question, db, k := 4)`: sub-string based retrieval (SbR) of domain
+  statements (see create_retrieval_functions for the method).
+
+  Consumes: kb_domain_statements, kb_document_embeddings; UDFs dbrouter_canonicalize(),
+    dbrouter_substrings(), embed(), dbrouter_embedder().
+  Produces: the CREATE MACRO statement (no trailing semicolon) of a table macro returning
+    (rank, db_id, statement_id, statement_text, expression, snippet, structure_status, score, matched_text).
+-#}
+{% macro retrieve_statements_function() -%}
+  {{ return(adapter.dispatch('retrieve_statements_function', 'dbrouter')()) }}
+{%- endmacro %}
+
+{% macro default__retrieve_statements_function() -%}
+  {{ exceptions.raise_compiler_error("retrieve_statements_function: adapter " ~ adapter.type() ~ " is not supported yet (argument: none); DuckDB is supported") }}
+{%- endmacro %}
+
+{#- DuckDB: the sub-strings come from a list-returning Python UDF, are unnested and embedded by
+    the arrow UDF in one vectorised call. -#}
+{% macro duckdb__retrieve_statements_function() -%}
+create or replace macro retrieve_statements(question, db, k := 4) as table
+with st as (
+    select
+        ds.statement_id, ds.db_id, ds.statement_text, ds.expression, ds.snippet,
+        ds.structure_status, ds.retrieval_text, ds.retrieval_words, e.embedding
+    from {{ dbrouter.kb_relation('kb_domain_statements') }} as ds
+    join {{ dbrouter.kb_relation('kb_document_embeddings') }} as e on e.document_id = 'statement:' || ds.statement_id
+    where (db is null or ds.db_id = db) and e.embedding_model = dbrouter_embedder()
+),
+bounds as (
+    select greatest(min(retrieval_words) - {{ var('dbrouter__sbr_window') | int }}, 1) as lo, max(retrieval_words) + {{ var('dbrouter__sbr_window') | int }} as hi from st
+),
+subs as (
+    select unnest(dbrouter_substrings(
+        dbrouter_canonicalize(left(cast(question as varchar), {{ var('dbrouter__max_question_chars') }})),
+        bounds.lo, bounds.hi)) as sub
+    from bounds
+    where bounds.lo is not null
+),
+sub_vectors as (
+    select sub.text as sub_text, sub.n_words as n_words, embed(sub.text) as v from subs
+),
+pairs as (
+    select st.statement_id, sv.sub_text, {{ dbrouter.cosine_similarity('st.embedding', 'sv.v') }} as sim
+    from st
+    join sub_vectors as sv on abs(sv.n_words - st.retrieval_words) <= {{ var('dbrouter__sbr_window') | int }}
+),
+scored as (
+    select statement_id, max(sim) as score, arg_max(sub_text, sim) as matched_text
+    from pairs
+    group by 1
+)
+select
+    cast(row_number() over (order by sc.score desc, st.statement_id) as integer) as rank,
+    st.db_id, st.statement_id, st.statement_text, st.expression, st.snippet, st.structure_status,
+    round(cast(sc.score as double), 4) as score, sc.matched_text
+from scored as sc
+join st on st.statement_id = sc.statement_id
+order by sc.score desc, st.statement_id
+limit greatest(coalesce(k, 4), 1)
+{%- endmacro %}
