@@ -119,3 +119,13 @@ def test_evidence_is_the_same_on_every_run(mini_con):
         runs = {json.dumps(mini_con.execute("select * from route_query_ranked(?, 3)", [question]).fetchall())
                 for _ in range(3)}
         assert len(runs) == 1, question
+
+
+def test_a_phrase_without_known_tokens_maps_to_nothing_and_scores_zero(mini_con):
+    """A zero phrase vector has a NaN cosine, and DuckDB orders NaN above every number."""
+    mappings = [{"db_id": "school", "phrase": "%%%", "table_name": "student", "column_name": "student_name"}]
+    rows = mini_con.execute("select db_id, evidence from route_query_ranked_mapped(?, ?, 3)",
+                            ["%%% students", json.dumps(mappings)]).fetchall()
+    school = json.loads(dict(rows)["school"])
+    assert school["semantic_score"] == 0.0 and school["mappings"][0]["similarity"] == 0.0
+    assert school["coverage"] == 1.0 and school["total_score"] == 1.0

@@ -21,7 +21,9 @@
 {%- endmacro %}
 
 {#- DuckDB: the question's spans come from a list-returning UDF and are unnested; exact matches
-    use list_has_all over the precomputed label/value tokens. -#}
+    use list_has_all over the precomputed label/value tokens. A span the phrase model knows no
+    token of embeds to a zero vector, whose cosine is NaN; DuckDB orders NaN above every number,
+    so `NaN >= threshold` held and such a span mapped to every column: NaN counts as no match. -#}
 {% macro duckdb__route_map_by_embedding_step(question) -%}
 {%- set maxc = var('dbrouter__max_question_chars') | int -%}
 words as materialized (
@@ -49,7 +51,8 @@ span_mappings as (
     select db_id, word_index, table_name, column_name, component, declared_component,
         max(similarity) as similarity, arg_max(span, (similarity, span)) as span, bool_or(is_exact) as is_exact
     from (
-        select *, unnest(word_idx) as word_index, case when is_exact then 1.0 else cos end as similarity
+        select *, unnest(word_idx) as word_index,
+            case when is_exact then 1.0 when isnan(cos) then null else cos end as similarity
         from span_hits
     )
     where similarity >= {{ var('dbrouter__phrase_threshold') | float }}

@@ -23,7 +23,9 @@
   {{ exceptions.raise_compiler_error("route_map_from_json_step: adapter " ~ adapter.type() ~ " is not supported yet (argument mappings: " ~ mappings ~ "); DuckDB is supported") }}
 {%- endmacro %}
 
-{#- DuckDB: from_json with a structure string turns the array into typed rows in one call. -#}
+{#- DuckDB: from_json with a structure string turns the array into typed rows in one call. A
+    phrase the phrase model knows no token of has a zero vector and a NaN cosine; the mapping was
+    given, so it stands, with similarity 0 (NaN would poison the semantic score's mean). -#}
 {% macro duckdb__route_map_from_json_step(mappings) -%}
 given as materialized (
     select m.db_id, m.phrase, m.table_name, m.column_name
@@ -50,7 +52,8 @@ phrase_vectors as (
 ),
 given_mappings as (
     select gw.db_id, gw.word_index, c.table_name, c.column_name, c.component, c.declared_component,
-        {{ dbrouter.cosine_similarity('c.embedding', 'pv.v') }} as similarity, gw.phrase as span, false as is_exact
+        coalesce(nullif({{ dbrouter.cosine_similarity('c.embedding', 'pv.v') }}, 'NaN'::float), 0) as similarity,
+        gw.phrase as span, false as is_exact
     from given as g
     join given_words as gw on gw.db_id = g.db_id and gw.phrase = lower(trim(g.phrase))
     join phrase_vectors as pv on pv.phrase = gw.phrase
