@@ -24,7 +24,7 @@ def _dbt(*args: str, env: dict) -> subprocess.CompletedProcess:
 def test_macro_fixtures_match_expected_csvs(tmp_path):
     env = {**os.environ, "DBT_PROFILES_DIR": str(PROJECT), "DBROUTER_IT_WAREHOUSE": str(tmp_path / "it.duckdb"),
            "DBT_SEND_ANONYMOUS_USAGE_STATS": "false", "DBT_LOG_PATH": str(tmp_path / "logs"),
-           "DBT_TARGET_PATH": str(tmp_path / "target")}
+           "DBT_TARGET_PATH": str(tmp_path / "target"), "DBROUTER_IT_PACKAGES": str(tmp_path / "dbt_packages")}
     deps = _dbt("deps", env=env)
     assert deps.returncode == 0, deps.stdout + deps.stderr
     build = _dbt("build", env=env)
