@@ -35,6 +35,10 @@ class EmbedderMismatch(DbrouterError):
     """The embedder on a connection is not the one the knowledge base's vectors were made with."""
 
 
+class EvidenceError(DbrouterError):
+    """The route evidence JSON is not what this version of dbrouter expects (rebuild the KB)."""
+
+
 class DbtRunError(DbrouterError):
     """`dbt build` failed; its log holds the details."""
 

@@ -15,13 +15,9 @@ import json
 from dataclasses import MISSING, dataclass, fields
 from typing import Any
 
-from dbrouter.errors import DbrouterError
+from dbrouter.errors import EvidenceError
 
 STAGES = ("reranked", "shortlist")
-
-
-class EvidenceError(DbrouterError):
-    """The evidence JSON is not what this version of dbrouter expects."""
 
 
 def _require(obj: Any, cls: type, where: str) -> dict[str, Any]:

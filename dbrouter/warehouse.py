@@ -37,6 +37,9 @@ def connect(path: str | Path, read_only: bool = True, embedder: str | None = Non
     try:
         con = duckdb.connect(str(path), read_only=read_only)
     except duckdb.IOException as exc:
+        if "lock" not in str(exc).lower():  # e.g. "not a valid DuckDB database file"
+            raise WarehouseError(f"cannot open {path} as a DuckDB warehouse: {exc}. Point --warehouse at the "
+                                 "file `dbrouter build` wrote") from exc
         raise WarehouseError(f"cannot open {path}: {exc}. Another process (a running `dbrouter build`?) holds "
                              "it for writing; retry when it has finished") from exc
     except duckdb.Error as exc:
