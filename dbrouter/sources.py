@@ -49,20 +49,33 @@ class SourcesConfig:
     origin: Path | None = None
 
 
+def _text(entry: dict[str, Any], key: str, where: str, required: bool = False) -> str | None:
+    """``entry[key]`` as a non-empty string, None when absent (and not required)."""
+    value = entry.get(key)
+    if value is None and not required:
+        return None
+    if not isinstance(value, str) or not value.strip():
+        raise SourcesConfigError(f"{where}: `{key}` must be a non-empty string, got {value!r}")
+    return value
+
+
 def _expand(entry: dict[str, Any], base: Path, where: str) -> list[SourceSpec]:
     kind = entry.get("type")
-    if kind not in SOURCE_TYPES:
+    if not isinstance(kind, str) or kind not in SOURCE_TYPES:
         raise SourcesConfigError(f"{where}: type must be one of {', '.join(SOURCE_TYPES)}, got {kind!r}")
     if ("path" in entry) == ("glob" in entry):
         raise SourcesConfigError(f"{where}: give exactly one of `path` or `glob`")
+    description = _text(entry, "description", where)
+    db_id = _text(entry, "id", where)
     if "glob" in entry:
-        if entry.get("id"):
+        pattern = _text(entry, "glob", where, required=True)
+        if db_id:
             raise SourcesConfigError(f"{where}: `id` cannot be used with `glob` (ids come from file names)")
-        paths = sorted(Path(p) for p in globlib.glob(str(base / entry["glob"])))
+        paths = sorted(Path(p) for p in globlib.glob(str(base / pattern)))
         if not paths:
-            raise SourcesConfigError(f"{where}: glob {entry['glob']!r} matched no file under {base}")
-        return [SourceSpec(kind, p, None, entry.get("description")) for p in paths]
-    return [SourceSpec(kind, base / entry["path"], entry.get("id"), entry.get("description"))]
+            raise SourcesConfigError(f"{where}: glob {pattern!r} matched no file under {base}")
+        return [SourceSpec(kind, p, None, description) for p in paths]
+    return [SourceSpec(kind, base / _text(entry, "path", where, required=True), db_id, description)]
 
 
 def _paths(raw: Any, base: Path, key: str) -> list[Path]:
@@ -74,8 +87,16 @@ def _paths(raw: Any, base: Path, key: str) -> list[Path]:
     for i, entry in enumerate(raw):
         if not isinstance(entry, dict) or "path" not in entry:
             raise SourcesConfigError(f"{key}[{i}]: expected a mapping with `path`")
-        out.append(base / entry["path"])
+        out.append(base / _text(entry, "path", f"{key}[{i}]", required=True))
     return out
+
+
+def _count(raw: dict[str, Any], key: str, default: int, where: Path) -> int:
+    """A non-negative whole number setting (``sample_values``, ``sample_value_chars``)."""
+    value = raw.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise SourcesConfigError(f"{where}: `{key}` must be a whole number >= 0, got {value!r}")
+    return value
 
 
 def load_sources(path: str | Path) -> SourcesConfig:
@@ -94,7 +115,12 @@ def load_sources(path: str | Path) -> SourcesConfig:
     if not path.is_file():
         raise SourcesConfigError(f"sources file {path} not found: create it (see README, 'Sources')")
     try:
-        raw = yaml.safe_load(path.read_text()) or {}
+        raw = yaml.safe_load(path.read_bytes().decode("utf-8")) or {}
+    except UnicodeDecodeError as exc:
+        raise SourcesConfigError(f"{path} is not valid UTF-8 (byte {exc.object[exc.start]:#04x} at offset "
+                                 f"{exc.start}): save it as UTF-8") from exc
+    except OSError as exc:
+        raise SourcesConfigError(f"cannot read sources file {path}: {exc.strerror or exc}") from exc
     except yaml.YAMLError as exc:
         raise SourcesConfigError(f"{path} is not valid YAML: {exc}") from exc
     if not isinstance(raw, dict) or not isinstance(raw.get("databases"), list):
@@ -109,7 +135,7 @@ def load_sources(path: str | Path) -> SourcesConfig:
         databases=specs,
         examples=_paths(raw.get("examples"), base, "examples"),
         statements=_paths(raw.get("statements"), base, "statements"),
-        sample_values=int(raw.get("sample_values", 5)),
-        sample_value_chars=int(raw.get("sample_value_chars", 60)),
+        sample_values=_count(raw, "sample_values", 5, path),
+        sample_value_chars=_count(raw, "sample_value_chars", 60, path),
         origin=path,
     )

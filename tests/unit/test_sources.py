@@ -34,3 +34,27 @@ def test_malformed_sources_name_the_problem(tmp_path, body, message):
 def test_missing_sources_file(tmp_path):
     with pytest.raises(SourcesConfigError, match="not found"):
         load_sources(tmp_path / "nope.yml")
+
+
+@pytest.mark.parametrize("body, message", [
+    ("sample_values: abc\ndatabases: []", "`sample_values` must be a whole number >= 0, got 'abc'"),
+    ("sample_values: -1\ndatabases: []", "`sample_values` must be a whole number"),
+    ("sample_value_chars: [1]\ndatabases: []", "`sample_value_chars` must be a whole number"),
+    ("databases: [{type: sqlite, path: 123}]", r"databases\[0\]: `path` must be a non-empty string, got 123"),
+    ("databases: [{type: sqlite, path: null}]", "`path` must be a non-empty string, got None"),
+    ("databases: [{type: sqlite, glob: [a]}]", "`glob` must be a non-empty string"),
+    ("databases: [{type: sqlite, path: x, id: 42}]", "`id` must be a non-empty string, got 42"),
+    ("databases: [{type: [sqlite], path: x}]", "type must be one of"),
+    ("databases: []\nexamples: [{path: 7}]", r"examples\[0\]: `path` must be a non-empty string"),
+])
+def test_wrong_types_in_sources_are_one_line_errors(tmp_path, body, message):
+    """Before: int('abc'), Path / 123 and `[..] in tuple` raised ValueError/TypeError tracebacks."""
+    (tmp_path / "s.yml").write_text(body)
+    with pytest.raises(SourcesConfigError, match=message):
+        load_sources(tmp_path / "s.yml")
+
+
+def test_sources_file_not_utf8(tmp_path):
+    (tmp_path / "s.yml").write_bytes(b"# caf\xe9\ndatabases: []\n")
+    with pytest.raises(SourcesConfigError, match=r"not valid UTF-8 \(byte 0xe9"):
+        load_sources(tmp_path / "s.yml")
