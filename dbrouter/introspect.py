@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
+import urllib.parse
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable
@@ -46,7 +47,7 @@ class ForeignKey:
     table: str
     column: str
     ref_table: str
-    ref_column: str
+    ref_column: str | None  # None: the source named no column (`REFERENCES t`), resolved by check_foreign_keys
 
 
 @dataclass
@@ -126,23 +127,70 @@ def _samples(fetch: Callable[[str], list[tuple]], relation: str, column: str, n:
 def check_foreign_keys(snap: DatabaseSnapshot) -> None:
     """Flag foreign keys whose table or column does not exist (kept out of the join graph).
 
+    A key that names no referenced column (``REFERENCES t``) refers to ``t``'s primary key: it is
+    resolved when that key is a single column, and reported as unresolvable otherwise.
+
     Args:
         snap: the snapshot to check in place; bad keys are removed and reported as issues.
     """
     cols = {(t.name.lower(), c.name.lower()) for t in snap.tables for c in t.columns}
-    tables = {t.name.lower() for t in snap.tables}
+    tables = {t.name.lower(): t for t in snap.tables}
     good = []
     for fk in snap.foreign_keys:
-        name = f"{fk.table}.{fk.column} -> {fk.ref_table}.{fk.ref_column}"
-        if fk.ref_table.lower() not in tables:
+        name = f"{fk.table}.{fk.column} -> {fk.ref_table}" + (f".{fk.ref_column}" if fk.ref_column is not None else "")
+        ref = tables.get(fk.ref_table.lower())
+        if ref is None:
             snap.issues.append(Issue(snap.db_id, name, "warning",
                                      f"foreign key refers to missing table {fk.ref_table!r}; edge skipped"))
-        elif (fk.table.lower(), fk.column.lower()) not in cols or (fk.ref_table.lower(), fk.ref_column.lower()) not in cols:
+            continue
+        if fk.ref_column is None:
+            pk = [c.name for c in ref.columns if c.is_primary_key]
+            if len(pk) != 1:
+                snap.issues.append(Issue(
+                    snap.db_id, name, "warning",
+                    f"foreign key names no referenced column and table {ref.name!r} has "
+                    f"{'no' if not pk else 'a ' + str(len(pk)) + '-column'} primary key, so it cannot be "
+                    "resolved; edge skipped (name the column: REFERENCES table(column))"))
+                continue
+            fk = ForeignKey(fk.table, fk.column, fk.ref_table, pk[0])
+        if (fk.table.lower(), fk.column.lower()) not in cols or (fk.ref_table.lower(), fk.ref_column.lower()) not in cols:
             snap.issues.append(Issue(snap.db_id, name, "warning",
                                      "foreign key refers to a missing column; edge skipped"))
         else:
             good.append(fk)
     snap.foreign_keys = good
+
+
+def sqlite_readonly_uri(path: Path) -> str:
+    """URI opening a SQLite file read-only and immutable: nothing (no -shm/-wal) is written beside it.
+
+    Args:
+        path: the database file.
+
+    Returns:
+        A ``file:`` URI with the path percent-quoted (``?``, ``#``, ``%`` in file names are safe).
+    """
+    return f"file:{urllib.parse.quote(str(Path(path).resolve()))}?mode=ro&immutable=1"
+
+
+def _sqlite_foreign_keys(con: sqlite3.Connection, table: str) -> list[ForeignKey]:
+    """Declared foreign keys of ``table``; a key naming no column gets the referenced primary key.
+
+    ``FOREIGN KEY (a, b) REFERENCES t`` refers to ``t``'s primary key column by column; when ``t``
+    is missing or its primary key has another width, ``ref_column`` stays None (reported later).
+    """
+    rows = con.execute(f"PRAGMA foreign_key_list({quote_ident(table)})").fetchall()
+    widths: dict[int, int] = {}
+    for row in rows:
+        widths[row[0]] = widths.get(row[0], 0) + 1
+    out = []
+    for fk_id, seq, ref_table, src, ref_col, *_ in rows:
+        if ref_col is None:
+            info = con.execute(f"PRAGMA table_info({quote_ident(ref_table)})").fetchall()
+            pk = [r[1] for r in sorted((r for r in info if r[5]), key=lambda r: r[5])]
+            ref_col = pk[seq] if len(pk) == widths[fk_id] else None
+        out.append(ForeignKey(table, src, ref_table, ref_col))
+    return out
 
 
 def read_sqlite(spec: SourceSpec, db_id: str, n_samples: int, chars: int) -> DatabaseSnapshot:
@@ -151,13 +199,18 @@ def read_sqlite(spec: SourceSpec, db_id: str, n_samples: int, chars: int) -> Dat
     if not path.is_file():
         raise SourceError(db_id, f"SQLite file {path} not found: fix `path` in the sources file")
     try:
-        con = sqlite3.connect(f"file:{path.resolve()}?mode=ro", uri=True)
+        con = sqlite3.connect(sqlite_readonly_uri(path), uri=True)
         con.text_factory = lambda b: b.decode("utf-8", errors="replace")
         names = [r[0] for r in con.execute(
             "SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%' ORDER BY name")]
     except sqlite3.DatabaseError as exc:
         raise SourceError(db_id, f"cannot open {path} as SQLite: {exc}") from exc
     snap = DatabaseSnapshot(db_id, "sqlite", str(path), spec.description)
+    wal = path.with_name(path.name + "-wal")
+    if wal.is_file() and wal.stat().st_size > 0:
+        snap.issues.append(Issue(db_id, None, "warning", f"{wal.name} exists beside the file: changes not yet "
+                                 "checkpointed into it are not read (sources are read immutable); close the "
+                                 "writing application or run PRAGMA wal_checkpoint, then ingest again"))
     fetch = lambda sql: con.execute(sql).fetchall()  # noqa: E731
     try:
         for name in names:
@@ -168,7 +221,6 @@ def read_sqlite(spec: SourceSpec, db_id: str, n_samples: int, chars: int) -> Dat
             except sqlite3.DatabaseError as exc:
                 snap.issues.append(Issue(db_id, name, "warning", f"cannot read table: {exc}"))
                 continue
-            pks = [r[1] for r in info if r[5]]
             for cid, cname, ctype, _notnull, _default, pk in info:
                 col = ColumnInfo(cname, label_of(cname), cid + 1, (ctype or "").lower() or "text", bool(pk))
                 try:
@@ -176,13 +228,13 @@ def read_sqlite(spec: SourceSpec, db_id: str, n_samples: int, chars: int) -> Dat
                 except sqlite3.DatabaseError as exc:
                     snap.issues.append(Issue(db_id, f"{name}.{cname}", "warning", f"no samples: {exc}"))
                 table.columns.append(col)
-            for row in con.execute(f"PRAGMA foreign_key_list({quote_ident(name)})").fetchall():
-                ref_table, src, ref_col = row[2], row[3], row[4]
-                if ref_col is None:  # REFERENCES t without a column: the referenced primary key
-                    ref_pk = [r[1] for r in con.execute(f"PRAGMA table_info({quote_ident(ref_table)})") if r[5]]
-                    ref_col = ref_pk[0] if len(ref_pk) == 1 else (pks[0] if pks else src)
-                snap.foreign_keys.append(ForeignKey(name, src, ref_table, ref_col))
+            try:
+                snap.foreign_keys.extend(_sqlite_foreign_keys(con, name))
+            except sqlite3.DatabaseError as exc:
+                snap.issues.append(Issue(db_id, name, "warning", f"foreign keys not read: {exc}"))
             snap.tables.append(table)
+    except sqlite3.Error as exc:
+        raise SourceError(db_id, f"cannot read {path} as SQLite: {exc}") from exc
     finally:
         con.close()
     return snap
@@ -230,20 +282,32 @@ def read_duckdb(spec: SourceSpec, db_id: str, n_samples: int, chars: int) -> Dat
             if kind == "FOREIGN KEY":
                 for c, rc in zip(cols, ref_cols or []):
                     snap.foreign_keys.append(ForeignKey(qual(schema, tname), c, ref_table, rc))
+    except duckdb.Error as exc:
+        raise SourceError(db_id, f"cannot read {path} as DuckDB: {' '.join(str(exc).split())}") from exc
     finally:
         con.close()
     return snap
 
 
+def utf8_error(exc: UnicodeDecodeError) -> str:
+    """``byte 0xe9 at offset 12``: where a text is not UTF-8."""
+    return f"byte {exc.object[exc.start]:#04x} at offset {exc.start}"
+
+
 def _json_objects(path: Path) -> Iterable[tuple[int, Any, str | None]]:
     """(line or item number, object, error) per database in a ``.jsonl`` / ``.json`` file.
 
-    A bad line of a ``.jsonl`` file yields an error for that line only; a bad ``.json`` file
-    yields one error.
+    A bad line of a ``.jsonl`` file (not JSON, not UTF-8) yields an error for that line only; a
+    bad ``.json`` file yields one error.
     """
-    text = path.read_text(encoding="utf-8")
+    data = path.read_bytes()
     if path.suffix == ".jsonl":
-        for no, line in enumerate(text.splitlines(), 1):
+        for no, raw in enumerate(data.splitlines(), 1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                yield no, None, f"line is not valid UTF-8 ({utf8_error(exc)}); save the file as UTF-8"
+                continue
             if line.strip():
                 try:
                     yield no, json.loads(line), None
@@ -251,12 +315,28 @@ def _json_objects(path: Path) -> Iterable[tuple[int, Any, str | None]]:
                     yield no, None, f"not valid JSON ({exc})"
         return
     try:
-        data = json.loads(text)
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        yield 1, None, f"file is not valid UTF-8 ({utf8_error(exc)}); save it as UTF-8"
+        return
+    try:
+        obj = json.loads(text)
     except json.JSONDecodeError as exc:
         yield 1, None, f"not valid JSON ({exc})"
         return
-    for no, obj in enumerate(data if isinstance(data, list) else [data], 1):
-        yield no, obj, None
+    for no, item in enumerate(obj if isinstance(obj, list) else [obj], 1):
+        yield no, item, None
+
+
+def _typed(obj: dict[str, Any], key: str, kinds: type | tuple[type, ...], where: str, db_id: str) -> Any:
+    """``obj[key]`` when absent/None or of ``kinds``; otherwise the database is left out (SourceError)."""
+    value = obj.get(key)
+    if value is None or isinstance(value, kinds):
+        return value
+    names = " or ".join(k.__name__ for k in (kinds if isinstance(kinds, tuple) else (kinds,)))
+    wanted = {"str": "a string", "list": "a list", "bool": "true or false", "dict": "an object"}.get(names, names)
+    raise SourceError(db_id, f"{where}.{key} must be {wanted}, got {json.dumps(value)[:60]} "
+                             f"({type(value).__name__}); fix the schema file")
 
 
 def snapshot_from_json(obj: dict[str, Any], source_path: str, db_id: str | None = None) -> DatabaseSnapshot:
@@ -271,31 +351,53 @@ def snapshot_from_json(obj: dict[str, Any], source_path: str, db_id: str | None 
         The snapshot (no row counts, no samples).
 
     Raises:
-        SourceError: the object has no db_id or no table list.
+        SourceError: the object has no db_id or no table list, or a value has the wrong JSON type
+            (a name, label, type or description that is not a string, columns that are not a
+            list, a primary_key that is not true/false, ...): the message gives its place.
     """
-    db_id = db_id or obj.get("db_id")
-    if not db_id or not isinstance(obj.get("tables"), list):
-        raise SourceError(str(db_id or "?"), f"{source_path}: schema object needs `db_id` and a `tables` list")
-    snap = DatabaseSnapshot(str(db_id), "schema_json", source_path, obj.get("description"))
-    for t in obj["tables"]:
-        if not isinstance(t, dict) or not t.get("name"):
+    given = db_id or obj.get("db_id")
+    if not isinstance(given, str) or not given.strip() or not isinstance(obj.get("tables"), list):
+        raise SourceError(str(given or "?"), f"{source_path}: schema object needs `db_id` (a string) and a `tables` list")
+    db_id = given
+    _typed(obj, "description", str, "database", db_id)
+    _typed(obj, "foreign_keys", list, "database", db_id)
+    snap = DatabaseSnapshot(db_id, "schema_json", source_path, obj.get("description"))
+    for ti, t in enumerate(obj["tables"]):
+        where = f"tables[{ti}]"
+        if not isinstance(t, dict):
+            raise SourceError(db_id, f"{where} must be an object with `name` and `columns`, got {json.dumps(t)[:60]}")
+        for key in ("name", "label", "description"):
+            _typed(t, key, str, where, db_id)
+        _typed(t, "columns", list, where, db_id)
+        if not t.get("name"):
             snap.issues.append(Issue(snap.db_id, None, "warning", f"{source_path}: table without a name skipped"))
             continue
         table = TableInfo(t["name"], t.get("label") or label_of(t["name"]), description=t.get("description"))
         for i, c in enumerate(t.get("columns") or [], 1):
-            if not isinstance(c, dict) or not c.get("name"):
+            cwhere = f"{where}.columns[{i - 1}]"
+            if not isinstance(c, dict):
+                raise SourceError(db_id, f"{cwhere} must be an object with `name`, got {json.dumps(c)[:60]}")
+            for key in ("name", "label", "type", "description", "value_description"):
+                _typed(c, key, str, cwhere, db_id)
+            _typed(c, "primary_key", bool, cwhere, db_id)
+            _typed(c, "samples", list, cwhere, db_id)
+            if not c.get("name"):
                 snap.issues.append(Issue(snap.db_id, t["name"], "warning", "column without a name skipped"))
                 continue
             table.columns.append(ColumnInfo(
                 c["name"], c.get("label") or label_of(c["name"]), i, str(c.get("type") or "text").lower(),
                 bool(c.get("primary_key")), c.get("description") or None, c.get("value_description") or None,
-                [str(v)[:60] for v in (c.get("samples") or [])][:5]))
+                [str(v)[:60] for v in (c.get("samples") or []) if v is not None][:5]))
         snap.tables.append(table)
     for fk in obj.get("foreign_keys") or []:
-        try:
-            snap.foreign_keys.append(ForeignKey(fk["table"], fk["column"], fk["ref_table"], fk["ref_column"]))
-        except (KeyError, TypeError):
-            snap.issues.append(Issue(snap.db_id, None, "warning", f"malformed foreign key {fk!r} skipped"))
+        ends = [fk.get(k) for k in ("table", "column", "ref_table")] if isinstance(fk, dict) else [None]
+        ref_column = fk.get("ref_column") if isinstance(fk, dict) else None
+        if not all(isinstance(e, str) and e for e in ends) or not (ref_column is None or isinstance(ref_column, str)):
+            snap.issues.append(Issue(snap.db_id, None, "warning",
+                                     f"malformed foreign key {fk!r} skipped (needs strings table, column, "
+                                     "ref_table and optionally ref_column)"))
+            continue
+        snap.foreign_keys.append(ForeignKey(*ends, ref_column or None))
     return snap
 
 
@@ -314,7 +416,10 @@ def read_schema_json(spec: SourceSpec) -> tuple[list[DatabaseSnapshot], list[Iss
     path = Path(spec.path)
     if not path.is_file():
         raise SourceError(spec.id or path.stem, f"schema file {path} not found: fix `path` in the sources file")
-    objects = list(_json_objects(path))
+    try:
+        objects = list(_json_objects(path))
+    except OSError as exc:
+        raise SourceError(spec.id or path.stem, f"cannot read schema file {path}: {exc.strerror or exc}") from exc
     if spec.id and len(objects) > 1:
         raise SourceError(spec.id, f"{path} holds {len(objects)} databases; `id` only fits a single one")
     snaps: list[DatabaseSnapshot] = []

@@ -1,4 +1,5 @@
 import json
+import re
 import sqlite3
 
 import pytest
@@ -103,3 +104,114 @@ def test_check_foreign_keys_drops_dangling_edges_with_issue():
     check_foreign_keys(snap)
     assert [(f.table, f.ref_table) for f in snap.foreign_keys] == [("A", "a")]
     assert "missing table 'b'" in snap.issues[0].message and snap.issues[0].db_id == "db"
+
+
+@pytest.mark.parametrize("table, message", [
+    ({"name": 42}, r"tables\[0\].name must be a string, got 42 \(int\)"),
+    ({"name": "t", "label": ["x"]}, r"tables\[0\].label must be a string"),
+    ({"name": "t", "columns": "abc"}, r"tables\[0\].columns must be a list"),
+    ({"name": "t", "columns": [{"name": "c", "type": 5}]}, r"tables\[0\].columns\[0\].type must be a string"),
+    ({"name": "t", "columns": [{"name": "c", "primary_key": "yes"}]},
+     r"columns\[0\].primary_key must be true or false, got \"yes\""),
+    ({"name": "t", "columns": [{"name": {"x": 1}}]}, r"columns\[0\].name must be a string"),
+    ({"name": "t", "columns": ["c"]}, r"columns\[0\] must be an object"),
+    ({"name": "t", "columns": [{"name": "c", "samples": "abc"}]}, r"columns\[0\].samples must be a list"),
+    ("t", r"tables\[0\] must be an object"),
+])
+def test_schema_json_wrong_types_leave_that_database_out_with_its_place(tmp_path, table, message):
+    """Before: label_of(42) etc. raised TypeError/AttributeError and aborted the whole ingest."""
+    lines = [json.dumps({"db_id": "bad", "tables": [table]}),
+             json.dumps({"db_id": "good", "tables": [{"name": "t", "columns": [{"name": "c"}]}]})]
+    (tmp_path / "s.jsonl").write_text("\n".join(lines) + "\n")
+    snaps, bad = read_schema_json(SourceSpec("schema_json", tmp_path / "s.jsonl"))
+    assert [s.db_id for s in snaps] == ["good"]
+    assert [(i.db_id, i.severity) for i in bad] == [("bad", "error")]
+    assert re.search(message, bad[0].message), bad[0].message
+    assert "fix the schema file" in bad[0].message or "must be an object" in bad[0].message
+
+
+def test_schema_json_db_id_must_be_a_string(tmp_path):
+    (tmp_path / "s.json").write_text(json.dumps({"db_id": ["x"], "tables": []}))
+    snaps, bad = read_schema_json(SourceSpec("schema_json", tmp_path / "s.json"))
+    assert snaps == [] and "`db_id` (a string)" in bad[0].message
+
+
+def test_schema_json_latin1_byte_is_an_issue_for_that_line_only(tmp_path):
+    """Before: read_text(encoding='utf-8') raised UnicodeDecodeError out of the ingest."""
+    good = json.dumps({"db_id": "good", "tables": [{"name": "t", "columns": [{"name": "c"}]}]}).encode()
+    bad = b'{"db_id": "caf\xe9", "tables": []}'
+    (tmp_path / "s.jsonl").write_bytes(bad + b"\n" + good + b"\n")
+    snaps, issues = read_schema_json(SourceSpec("schema_json", tmp_path / "s.jsonl"))
+    assert [s.db_id for s in snaps] == ["good"]
+    assert issues[0].object_name.endswith("s.jsonl:1") and issues[0].severity == "error"
+    assert "not valid UTF-8 (byte 0xe9" in issues[0].message
+    (tmp_path / "one.json").write_bytes(bad)
+    snaps, issues = read_schema_json(SourceSpec("schema_json", tmp_path / "one.json"))
+    assert snaps == [] and "file is not valid UTF-8 (byte 0xe9" in issues[0].message
+
+
+def _wal_sqlite(path):
+    con = sqlite3.connect(path)
+    con.execute("pragma journal_mode=wal")
+    con.executescript("create table t (id int primary key, x text); insert into t values (1, 'a');")
+    con.close()  # the last connection checkpoints and removes -wal/-shm
+
+
+def test_wal_sqlite_source_gets_no_files_beside_it_and_is_unchanged(tmp_path):
+    """Before: mode=ro on a WAL database created t.sqlite-shm and t.sqlite-wal next to the source."""
+    src = tmp_path / "w #1?.sqlite"  # characters that need quoting in a file: URI
+    _wal_sqlite(src)
+    before = src.read_bytes()
+    assert sorted(p.name for p in tmp_path.iterdir()) == [src.name]
+    snap = read_sqlite(SourceSpec("sqlite", src), "w", 5, 60)
+    assert [t.name for t in snap.tables] == ["t"] and snap.tables[0].columns[1].samples == ["a"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [src.name]
+    assert src.read_bytes() == before
+
+
+def test_duckdb_source_is_opened_read_only(tmp_path):
+    import duckdb
+
+    path = tmp_path / "d.duckdb"
+    con = duckdb.connect(str(path))
+    con.execute("create table t (id integer)")
+    con.close()
+    before = path.read_bytes()
+    read_duckdb(SourceSpec("duckdb", path), "d", 5, 60)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["d.duckdb"] and path.read_bytes() == before
+
+
+def test_references_without_column_resolve_to_the_primary_key_or_are_reported(tmp_path):
+    """Before: `REFERENCES ghost` became ghost.id (the referencing table's own key), a column that
+    does not exist; `REFERENCES owner` with a 2-column key picked an arbitrary column."""
+    con = sqlite3.connect(tmp_path / "f.sqlite")
+    con.executescript("""
+        create table id_holder (id int);
+        create table person (pid int primary key, name text);
+        create table pair (a int, b int, primary key (a, b));
+        create table nokey (x int);
+        create table pet (id int primary key, owner int references person, ghost_id int references ghost,
+                          pair_a int, pair_b int, nk int references nokey,
+                          foreign key (pair_a, pair_b) references pair);
+    """)
+    con.close()
+    snap = read_sqlite(SourceSpec("sqlite", tmp_path / "f.sqlite"), "f", 0, 60)
+    check_foreign_keys(snap)
+    assert sorted((f.table, f.column, f.ref_table, f.ref_column) for f in snap.foreign_keys) == [
+        ("pet", "owner", "person", "pid"), ("pet", "pair_a", "pair", "a"), ("pet", "pair_b", "pair", "b")]
+    issues = {i.object_name: i.message for i in snap.issues}
+    assert "missing table 'ghost'" in issues["pet.ghost_id -> ghost"]
+    assert "names no referenced column and table 'nokey' has no primary key" in issues["pet.nk -> nokey"]
+
+
+def test_schema_json_foreign_key_without_ref_column_uses_the_single_primary_key(tmp_path):
+    obj = {"db_id": "j", "tables": [
+        {"name": "a", "columns": [{"name": "id", "primary_key": True}]},
+        {"name": "b", "columns": [{"name": "a_ref"}]}],
+        "foreign_keys": [{"table": "b", "column": "a_ref", "ref_table": "a"},
+                         {"table": "b", "column": "a_ref", "ref_table": 7}]}
+    (tmp_path / "j.json").write_text(json.dumps(obj))
+    (snap,), _ = read_schema_json(SourceSpec("schema_json", tmp_path / "j.json"))
+    check_foreign_keys(snap)
+    assert [(f.table, f.ref_table, f.ref_column) for f in snap.foreign_keys] == [("b", "a", "id")]
+    assert "malformed foreign key" in snap.issues[0].message
