@@ -21,7 +21,7 @@ import pyarrow as pa
 
 from dbrouter.errors import SourceError
 from dbrouter.introspect import (DatabaseSnapshot, Issue, check_foreign_keys, read_duckdb,
-                                 read_schema_json, read_sqlite)
+                                 read_schema_json, read_sqlite, utf8_error)
 from dbrouter.sources import SourcesConfig
 from dbrouter.store import ensure_tables
 
@@ -66,20 +66,102 @@ class IngestReport:
                 f"in {self.seconds:.1f}s; {errors} errors, {len(self.issues) - errors} warnings")
 
 
+def _arrow_collisions(prefixes: set[str], suffixes: set[str]) -> list[str]:
+    """Pairs ``(a, b)`` whose key ``a->b`` (reachability pair / join-edge key) another pair also gives.
+
+    ``a->b == a'->b'`` with ``a != a'`` needs ``a' = a->u`` and ``b = u->b'``: only names holding
+    ``->`` can collide, so this walks those (cheap; nothing to do for ordinary names).
+    """
+    found = []
+    for longer in sorted(p for p in prefixes if "->" in p):
+        at = longer.find("->")
+        while at >= 0:
+            shorter, middle = longer[:at], longer[at + 2:]
+            if shorter in prefixes:
+                for b in sorted(suffixes):
+                    if b.startswith(middle + "->") and b[len(middle) + 2:] in suffixes:
+                        found.append(f"{shorter!r} -> {b!r} and {longer!r} -> {b[len(middle) + 2:]!r} "
+                                     f"both give '{shorter}->{b}'")
+            at = longer.find("->", at + 1)
+    return found
+
+
+def key_collisions(snap: DatabaseSnapshot) -> list[str]:
+    """Names of one database that would give two objects the same knowledge-base key.
+
+    The dbt models key tables as ``db.table``, columns as ``db.table.column``, table pairs as
+    ``db.from->to`` and join edges as ``db.t.c->t.c``; a repeated name, or names holding ``.``
+    or ``->`` that join into the same string (tables ``"a.b"(c)`` and ``"a"("b.c")`` are both
+    ``db.a.b.c``), fail the KB's unique tests and stop the whole build.
+
+    Args:
+        snap: one introspected database.
+
+    Returns:
+        One description per collision (empty: the database is safe to load).
+    """
+    problems = []
+    seen_tables: dict[str, int] = {}
+    for t in snap.tables:
+        seen_tables[t.name] = seen_tables.get(t.name, 0) + 1
+    problems += [f"table {name!r} appears {n} times" for name, n in seen_tables.items() if n > 1]
+    by_key: dict[str, set[tuple[str, str]]] = {}
+    for t in snap.tables:
+        seen_cols: dict[str, int] = {}
+        for c in t.columns:
+            seen_cols[c.name] = seen_cols.get(c.name, 0) + 1
+            by_key.setdefault(f"{t.name}.{c.name}", set()).add((t.name, c.name))
+        problems += [f"column {name!r} appears {n} times in table {t.name!r}"
+                     for name, n in seen_cols.items() if n > 1]
+    for key, owners in sorted(by_key.items()):
+        if len(owners) > 1:
+            named = " and ".join(f"table {t!r} column {c!r}" for t, c in sorted(owners))
+            problems.append(f"{named} both give the column key '{snap.db_id}.{key}'")
+    tables = {t.name for t in snap.tables}
+    problems += _arrow_collisions({f"{snap.db_id}.{t}" for t in tables}, tables)
+    problems += _arrow_collisions({f"{snap.db_id}.{k}" for k in by_key}, set(by_key))
+    return problems
+
+
+def _keys(snap: DatabaseSnapshot) -> dict[str, str]:
+    """The database's table and column keys, each with the object it names (for messages)."""
+    out = {f"{snap.db_id}.{t.name}": f"table {t.name!r}" for t in snap.tables}
+    out.update({f"{snap.db_id}.{t.name}.{c.name}": f"table {t.name!r} column {c.name!r}"
+                for t in snap.tables for c in t.columns})
+    return out
+
+
+def _exclude_tables(snap: DatabaseSnapshot, names: tuple[str, ...]) -> None:
+    """Drop the tables named by the source's ``exclude_tables`` (and foreign keys touching them)."""
+    if not names:
+        return
+    drop = set(names)
+    present = {t.name for t in snap.tables}
+    for name in sorted(drop - present):
+        snap.issues.append(Issue(snap.db_id, name, "warning", "`exclude_tables` names a table the database does not have"))
+    snap.tables = [t for t in snap.tables if t.name not in drop]
+    snap.foreign_keys = [fk for fk in snap.foreign_keys if fk.table not in drop and fk.ref_table not in drop]
+
+
 def read_source_databases(config: SourcesConfig, progress: Callable[[str], None] | None = None
                           ) -> tuple[list[DatabaseSnapshot], list[Issue]]:
     """Introspect every declared database; failures become issues, not exceptions.
+
+    A database is left out (with an error naming it) when it cannot be read, when its id is
+    already taken by another source, or when its names would collide in the knowledge base's
+    keys (see :func:`key_collisions`); a database without tables is kept with a warning.
 
     Args:
         config: the parsed sources file.
         progress: called with a progress line now and then.
 
     Returns:
-        (snapshots of the readable databases, issues for the unreadable ones)
+        (snapshots of the databases to load, issues about the ones left out)
     """
     snaps: list[DatabaseSnapshot] = []
     issues: list[Issue] = []
-    seen: set[str] = set()
+    seen: dict[str, str] = {}  # db_id -> the source it came from
+    owners: dict[str, tuple[str, str]] = {}  # table/column key -> (db_id, object)
     total = len(config.databases)
     for i, spec in enumerate(config.databases, 1):
         db_id = spec.id or Path(spec.path).stem
@@ -94,13 +176,43 @@ def read_source_databases(config: SourcesConfig, progress: Callable[[str], None]
         except SourceError as exc:
             issues.append(Issue(exc.db_id, None, "error", f"{exc} (database left out of the knowledge base)"))
             continue
+        except Exception as exc:  # noqa: BLE001 - one unreadable file must not stop the others
+            issues.append(Issue(db_id, str(spec.path), "error",
+                                f"cannot read {spec.path} ({type(exc).__name__}: {' '.join(str(exc).split())}); "
+                                "database left out of the knowledge base"))
+            continue
         for snap in found:
             if snap.db_id in seen:
-                issues.append(Issue(snap.db_id, None, "error",
-                                    f"duplicate database id from {snap.source_path}; give it a distinct `id`"))
+                issues.append(Issue(snap.db_id, snap.source_path, "error",
+                                    f"duplicate database id: {snap.source_path} and {seen[snap.db_id]} are both "
+                                    f"{snap.db_id!r}; give one a distinct `id` (the second is left out)"))
                 continue
-            seen.add(snap.db_id)
+            _exclude_tables(snap, spec.exclude_tables)
+            collisions = key_collisions(snap)
+            if collisions:
+                issues.append(Issue(snap.db_id, None, "error", (
+                    f"names collide in the knowledge base's keys: {'; '.join(collisions[:5])}"
+                    f"{f' (and {len(collisions) - 5} more)' if len(collisions) > 5 else ''}. Rename them in the "
+                    "source or leave a table out with `exclude_tables: [...]` on its sources entry; "
+                    "database left out of the knowledge base")))
+                continue
+            keys = _keys(snap)
+            clash = sorted(k for k in keys if k in owners)
+            if clash:
+                other, what = owners[clash[0]]
+                issues.append(Issue(snap.db_id, None, "error", (
+                    f"{keys[clash[0]]} gives the key {clash[0]!r}, which database {other!r} ({what}) already has"
+                    f"{f' ({len(clash)} keys in all)' if len(clash) > 1 else ''}: database ids and names joined "
+                    "with '.' must not meet; give this source a distinct `id` or rename the table; "
+                    "database left out of the knowledge base")))
+                continue
+            seen[snap.db_id] = snap.source_path
+            owners.update({k: (snap.db_id, what) for k, what in keys.items()})
             check_foreign_keys(snap)
+            if not snap.tables:
+                snap.issues.append(Issue(snap.db_id, None, "warning",
+                                         f"{snap.source_path} has no tables: the database is kept but has "
+                                         "nothing to route on"))
             for table in snap.tables:
                 if not table.columns:
                     snap.issues.append(Issue(snap.db_id, table.name, "warning",
@@ -117,14 +229,30 @@ def _jsonl_rows(paths: Iterable[Path], fields: tuple[str, ...], issues: list[Iss
         if not path.is_file():
             issues.append(Issue("*", str(path), "error", f"file {path} not found; nothing loaded from it"))
             continue
-        for no, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        try:
+            lines = path.read_bytes().splitlines()
+        except OSError as exc:
+            issues.append(Issue("*", str(path), "error", f"cannot read {path}: {exc.strerror or exc}; nothing loaded from it"))
+            continue
+        for no, raw in enumerate(lines, 1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                issues.append(Issue("*", f"{path}:{no}", "warning",
+                                    f"line skipped: not valid UTF-8 ({utf8_error(exc)}); save the file as UTF-8"))
+                continue
             if not line.strip():
                 continue
             try:
                 obj = json.loads(line)
-                row = {f: str(obj[f]) for f in fields}
-            except (json.JSONDecodeError, KeyError, TypeError):
+                row = {f: obj[f] for f in fields}
+            except (json.JSONDecodeError, KeyError, TypeError, IndexError):
                 issues.append(Issue("*", f"{path}:{no}", "warning", f"line skipped: needs {', '.join(fields)}"))
+                continue
+            wrong = [f for f in fields if not isinstance(row[f], str)]
+            if wrong:
+                issues.append(Issue("*", f"{path}:{no}", "warning",
+                                    f"line skipped: {', '.join(wrong)} must be {'a string' if len(wrong) == 1 else 'strings'}"))
                 continue
             row["origin"] = f"{path.name}:{no}"
             rows.append(row)
@@ -183,17 +311,62 @@ def write_raw(con, rows: dict[str, list[dict]], schema: str = RAW_SCHEMA) -> Non
         raise
 
 
-def ingest(config: SourcesConfig, warehouse: str | Path, progress: Callable[[str], None] | None = None
-           ) -> IngestReport:
+def _seed_rows(name: str, fields: tuple[str, ...]) -> list[dict]:
+    """Rows of a seed CSV of the dbt project (``seeds/<name>.csv``); none when it cannot be read."""
+    import csv
+
+    try:
+        from dbrouter.dbt_runner import project_dir
+
+        with open(project_dir() / "seeds" / f"{name}.csv", newline="", encoding="utf-8") as fh:
+            return [{f: row.get(f) or "" for f in fields} for row in csv.DictReader(fh)]
+    except Exception:  # noqa: BLE001 - only for counting; dbt reports a broken seed itself
+        return []
+
+
+def unrouted_issues(databases: set[str], examples: list[dict], statements: list[dict]) -> list[Issue]:
+    """Warnings for examples/statements whose database is not ingested.
+
+    ``kb_ingest_issues`` lists these (one row per distinct example or statement) next to the
+    ingest's own issues; they are counted here so the ingest summary says as many warnings.
+
+    Args:
+        databases: the ingested db_ids.
+        examples: example rows (db_id, question, sql) from files and the seed.
+        statements: statement rows (db_id, statement) from files, the seed and the CLI.
+
+    Returns:
+        One warning per distinct example or statement for an unknown database.
+    """
+    out: list[Issue] = []
+    seen: set[tuple] = set()
+    for kind, rows, text_field, key_fields in (("example", examples, "question", ("question", "sql")),
+                                               ("statement", statements, "statement", ("statement",))):
+        for row in rows:
+            text = (row.get(text_field) or "").strip()
+            key = (kind, row.get("db_id"), *(row.get(f) for f in key_fields))  # as the models group them
+            if not text or row.get("db_id") in databases or key in seen:
+                continue
+            seen.add(key)
+            out.append(Issue(str(row.get("db_id")), f"{kind}: {text[:60]}", "warning",
+                             f"{kind} for a database that is not ingested; not used"))
+    return out
+
+
+def ingest(config: SourcesConfig, warehouse: str | Path, progress: Callable[[str], None] | None = None,
+           use_seeds: bool = True) -> IngestReport:
     """Snapshot all sources of ``config`` into ``warehouse``.
 
     Args:
         config: the parsed sources file.
         warehouse: path of the DuckDB warehouse file (created if missing).
         progress: progress callback (e.g. ``print`` to stderr).
+        use_seeds: whether the build that follows reads the seeds (var ``dbrouter__use_seeds``):
+            their examples and statements for databases not ingested are then counted too.
 
     Returns:
-        An :class:`IngestReport`.
+        An :class:`IngestReport`; its issues include the examples and statements for databases
+        that are not ingested (which ``kb_ingest_issues`` lists after the build).
     """
     import duckdb
 
@@ -209,13 +382,19 @@ def ingest(config: SourcesConfig, warehouse: str | Path, progress: Callable[[str
     con = duckdb.connect(str(warehouse))
     try:
         write_raw(con, rows)
+        user_statements = [dict(db_id=d, statement=st) for d, st in
+                           con.execute("select db_id, statement from dbrouter_user.statements").fetchall()]
     finally:
         con.close()
+    seed_examples = _seed_rows("examples", ("db_id", "question", "sql")) if use_seeds else []
+    seed_statements = _seed_rows("domain_statements", ("db_id", "statement")) if use_seeds else []
+    unrouted = unrouted_issues({s.db_id for s in snaps}, rows["examples"] + seed_examples,
+                               rows["statements"] + seed_statements + user_statements)
     report = IngestReport(
         databases=len(rows["databases"]), tables=len(rows["tables"]), columns=len(rows["columns"]),
         foreign_keys=len(rows["foreign_keys"]), examples=len(rows["examples"]),
         statements=len(rows["statements"]),
-        issues=issues + [i for s in snaps for i in s.issues] + extra, seconds=time.time() - started)
+        issues=issues + [i for s in snaps for i in s.issues] + extra + unrouted, seconds=time.time() - started)
     return report
 
 

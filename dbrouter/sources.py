@@ -9,6 +9,7 @@ Format (YAML; relative paths are relative to the file)::
       - {type: sqlite, glob: "databases/*.sqlite"}                  # many at once
       - {type: duckdb, path: warehouse/sales.duckdb, id: sales}
       - {type: schema_json, path: schemas/hr.jsonl}                 # one database a line
+      - {type: sqlite, path: legacy.sqlite, exclude_tables: [tmp_import]}  # tables left out
     examples:   [{path: examples.jsonl}]      # optional {db_id, question, sql} lines
     statements: [{path: statements.jsonl}]    # optional {db_id, statement} lines
 """
@@ -35,6 +36,7 @@ class SourceSpec:
     path: Path
     id: str | None = None
     description: str | None = None
+    exclude_tables: tuple[str, ...] = ()
 
 
 @dataclass
@@ -67,6 +69,10 @@ def _expand(entry: dict[str, Any], base: Path, where: str) -> list[SourceSpec]:
         raise SourcesConfigError(f"{where}: give exactly one of `path` or `glob`")
     description = _text(entry, "description", where)
     db_id = _text(entry, "id", where)
+    exclude = entry.get("exclude_tables") or []
+    if not isinstance(exclude, list) or not all(isinstance(t, str) and t for t in exclude):
+        raise SourcesConfigError(f"{where}: `exclude_tables` must be a list of table names, got {exclude!r}")
+    exclude = tuple(exclude)
     if "glob" in entry:
         pattern = _text(entry, "glob", where, required=True)
         if db_id:
@@ -74,8 +80,8 @@ def _expand(entry: dict[str, Any], base: Path, where: str) -> list[SourceSpec]:
         paths = sorted(Path(p) for p in globlib.glob(str(base / pattern)))
         if not paths:
             raise SourcesConfigError(f"{where}: glob {pattern!r} matched no file under {base}")
-        return [SourceSpec(kind, p, None, description) for p in paths]
-    return [SourceSpec(kind, base / _text(entry, "path", where, required=True), db_id, description)]
+        return [SourceSpec(kind, p, None, description, exclude) for p in paths]
+    return [SourceSpec(kind, base / _text(entry, "path", where, required=True), db_id, description, exclude)]
 
 
 def _paths(raw: Any, base: Path, key: str) -> list[Path]:

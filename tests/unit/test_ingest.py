@@ -67,3 +67,142 @@ def test_connect_explains_a_locked_or_missing_warehouse(tmp_path):
             connect(wh)
     finally:
         holder.kill()
+
+
+def _raw(wh, sql):
+    con = duckdb.connect(str(wh), read_only=True)
+    try:
+        return con.execute(sql).fetchall()
+    finally:
+        con.close()
+
+
+def test_dotted_names_that_collide_leave_that_database_out_by_name(tmp_path):
+    """Before: 0 ingest errors, then dbt's unique test on db.a.b.c failed and stopped the whole KB."""
+    _db(tmp_path / "dots.sqlite", 'create table "a.b" (c int); create table "a" ("b.c" int);')
+    _db(tmp_path / "ok.sqlite", "create table t (id int);")
+    wh = tmp_path / "wh.duckdb"
+    report = ingest(SourcesConfig([SourceSpec("sqlite", tmp_path / "dots.sqlite"),
+                                   SourceSpec("sqlite", tmp_path / "ok.sqlite")]), wh, use_seeds=False)
+    (err,) = [i for i in report.issues if i.severity == "error"]
+    assert err.db_id == "dots"
+    assert "table 'a' column 'b.c' and table 'a.b' column 'c' both give the column key 'dots.a.b.c'" in err.message
+    assert "Rename" in err.message and "exclude_tables" in err.message and "left out" in err.message
+    assert report.databases == 1 and "1 errors" in report.summary()
+    assert _raw(wh, "select distinct db_id from dbrouter_raw.columns") == [("ok",)]
+    # leaving one of the tables out makes the rest of the database load
+    report = ingest(SourcesConfig([SourceSpec("sqlite", tmp_path / "dots.sqlite", exclude_tables=("a.b",))]),
+                    wh, use_seeds=False)
+    assert report.databases == 1 and not report.issues
+    assert _raw(wh, "select table_name, column_name from dbrouter_raw.columns") == [("a", "b.c")]
+
+
+def test_schema_json_duplicate_tables_and_columns_are_errors(tmp_path):
+    dbs = [{"db_id": "dupcol", "tables": [{"name": "t", "columns": [{"name": "x"}, {"name": "x"}]}]},
+           {"db_id": "duptab", "tables": [{"name": "t", "columns": [{"name": "x"}]}, {"name": "t", "columns": []}]},
+           {"db_id": "case", "tables": [{"name": "T", "columns": [{"name": "x"}, {"name": "X"}]},
+                                        {"name": "t", "columns": [{"name": "x"}]}]}]
+    (tmp_path / "s.jsonl").write_text("\n".join(json.dumps(d) for d in dbs) + "\n")
+    report = ingest(SourcesConfig([SourceSpec("schema_json", tmp_path / "s.jsonl")]), tmp_path / "wh.duckdb",
+                    use_seeds=False)
+    errors = {i.db_id: i.message for i in report.issues if i.severity == "error"}
+    assert "column 'x' appears 2 times in table 't'" in errors["dupcol"]
+    assert "table 't' appears 2 times" in errors["duptab"]
+    assert "case" not in errors and report.databases == 1  # keys differ in case only: distinct strings
+
+
+def test_a_database_whose_keys_meet_another_database_is_left_out(tmp_path):
+    dbs = [{"db_id": "x", "tables": [{"name": "y.t", "columns": [{"name": "c"}]}]},
+           {"db_id": "x.y", "tables": [{"name": "t", "columns": [{"name": "c"}]}]},
+           {"db_id": "x", "tables": [{"name": "other", "columns": [{"name": "c"}]}]}]
+    (tmp_path / "s.jsonl").write_text("\n".join(json.dumps(d) for d in dbs) + "\n")
+    report = ingest(SourcesConfig([SourceSpec("schema_json", tmp_path / "s.jsonl")]), tmp_path / "wh.duckdb",
+                    use_seeds=False)
+    errors = [(i.db_id, i.message) for i in report.issues if i.severity == "error"]
+    assert errors[0][0] == "x.y" and "key 'x.y.t', which database 'x' (table 'y.t') already has" in errors[0][1]
+    assert errors[1][0] == "x" and "duplicate database id" in errors[1][1] and "s.jsonl:1" in errors[1][1]
+    assert report.databases == 1
+
+
+def test_key_collisions_through_arrows_in_names():
+    from dbrouter.ingest import key_collisions
+    from dbrouter.introspect import ColumnInfo, DatabaseSnapshot, TableInfo
+
+    tables = [TableInfo(n, n, [ColumnInfo("id", "id", 1, "int")]) for n in ("a", "a->b", "b->c", "c")]
+    found = key_collisions(DatabaseSnapshot("db", "schema_json", "x", tables=tables))
+    assert any("'db.a' -> 'b->c' and 'db.a->b' -> 'c' both give 'db.a->b->c'" in f for f in found)
+    plain = [TableInfo(n, n, [ColumnInfo("id", "id", 1, "int")]) for n in ("a", "b.c", "a.b")]
+    assert key_collisions(DatabaseSnapshot("db", "schema_json", "x", tables=plain)) == []
+
+
+def test_empty_database_is_kept_with_a_warning_naming_it(tmp_path):
+    _db(tmp_path / "empty.sqlite", "")
+    (tmp_path / "empty.sqlite").touch()
+    (tmp_path / "s.json").write_text(json.dumps({"db_id": "nothing", "tables": []}))
+    report = ingest(SourcesConfig([SourceSpec("sqlite", tmp_path / "empty.sqlite"),
+                                   SourceSpec("schema_json", tmp_path / "s.json")]), tmp_path / "wh.duckdb",
+                    use_seeds=False)
+    warnings = {i.db_id: i.message for i in report.issues if i.severity == "warning"}
+    assert "has no tables" in warnings["empty"] and "has no tables" in warnings["nothing"]
+    assert report.databases == 2 and "0 errors, 2 warnings" in report.summary()
+
+
+def test_a_reader_crash_is_an_error_for_that_source_only(tmp_path, monkeypatch):
+    import dbrouter.ingest as ingest_mod
+
+    real = ingest_mod.read_sqlite
+
+    def flaky(spec, db_id, *rest):
+        if db_id == "bad":
+            raise RuntimeError("boom\nsecond line")
+        return real(spec, db_id, *rest)
+
+    monkeypatch.setattr(ingest_mod, "read_sqlite", flaky)
+    _db(tmp_path / "bad.sqlite", "create table t (id int);")
+    _db(tmp_path / "good.sqlite", "create table t (id int);")
+    report = ingest(SourcesConfig([SourceSpec("sqlite", tmp_path / n) for n in ("bad.sqlite", "good.sqlite")]),
+                    tmp_path / "wh.duckdb", use_seeds=False)
+    assert report.databases == 1
+    (err,) = report.issues
+    assert err.db_id == "bad" and "RuntimeError: boom second line" in err.message
+
+
+def test_examples_file_bad_bytes_and_types_skip_lines_only(tmp_path):
+    """Before: a latin-1 byte raised UnicodeDecodeError out of the ingest; {"question": 42} was loaded as '42'."""
+    _db(tmp_path / "a.sqlite", "create table t (id int);")
+    ex = tmp_path / "ex.jsonl"
+    ex.write_bytes(b'{"db_id": "a", "question": "caf\xe9?", "sql": "select 1"}\n'
+                   + json.dumps({"db_id": "a", "question": 42, "sql": "select 1"}).encode() + b"\n"
+                   + json.dumps({"db_id": "a", "question": "ok?", "sql": "select 1"}).encode() + b"\n")
+    st = tmp_path / "st.jsonl"
+    st.write_bytes(b'\xff\n' + json.dumps({"db_id": "a", "statement": "x refers to t.id"}).encode() + b"\n")
+    report = ingest(SourcesConfig([SourceSpec("sqlite", tmp_path / "a.sqlite")], examples=[ex], statements=[st]),
+                    tmp_path / "wh.duckdb", use_seeds=False)
+    assert report.examples == 1 and report.statements == 1
+    msgs = {i.object_name.rsplit("/", 1)[-1]: i.message for i in report.issues}
+    assert "not valid UTF-8 (byte 0xe9" in msgs["ex.jsonl:1"] and "question must be a string" in msgs["ex.jsonl:2"]
+    assert "not valid UTF-8 (byte 0xff" in msgs["st.jsonl:1"]
+
+
+def test_summary_counts_examples_and_statements_for_databases_not_ingested(tmp_path, monkeypatch):
+    """Before: kb_ingest_issues listed these warnings (35 from the shipped seeds) while the summary said 0."""
+    project = tmp_path / "project"
+    (project / "seeds").mkdir(parents=True)
+    (project / "dbt_project.yml").write_text("name: x\n")
+    (project / "seeds" / "examples.csv").write_text("db_id,question,sql\nelsewhere,q1,select 1\nelsewhere,q1,select 1\na,q,s\n")
+    (project / "seeds" / "domain_statements.csv").write_text("db_id,statement\nelsewhere,s refers to t.x\n")
+    monkeypatch.setenv("DBROUTER_PROJECT_DIR", str(project))
+    _db(tmp_path / "a.sqlite", "create table t (id int);")
+    ex = tmp_path / "ex.jsonl"
+    ex.write_text("".join(json.dumps({"db_id": d, "question": q, "sql": "select 1"}) + "\n"
+                          for d, q in (("a", "q?"), ("gone", "q2?"), ("gone", "  "))))
+    wh = tmp_path / "wh.duckdb"
+    report = ingest(SourcesConfig([SourceSpec("sqlite", tmp_path / "a.sqlite")], examples=[ex]), wh)
+    objects = sorted((i.db_id, i.object_name) for i in report.issues)
+    assert objects == [("elsewhere", "example: q1"), ("elsewhere", "statement: s refers to t.x"),
+                       ("gone", "example: q2?")]
+    assert report.summary().endswith("0 errors, 3 warnings")
+    # the models add these rows to kb_ingest_issues themselves: not written twice
+    assert _raw(wh, "select count(*) from dbrouter_raw.issues") == [(0,)]
+    assert ingest(SourcesConfig([SourceSpec("sqlite", tmp_path / "a.sqlite")], examples=[ex]), wh,
+                  use_seeds=False).summary().endswith("0 errors, 1 warnings")
