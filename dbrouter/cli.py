@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from dbrouter.console import err
 from dbrouter.errors import DbrouterError
+from dbrouter.textin import check_arguments, read_stdin, stdin_lines
 
 if TYPE_CHECKING:
     from dbrouter.evidence import RouteEvidence
@@ -95,7 +96,7 @@ def cmd_route(args) -> int:
     from dbrouter.llm import LLMClient
     from dbrouter.routing import route, route_with_llm
 
-    questions = args.question or [line.rstrip("\n") for line in sys.stdin]
+    questions = args.question or stdin_lines()
     llm = None if args.no_llm else LLMClient.from_env()
     if args.llm and llm is None:
         raise DbrouterError("--llm needs an LLM: set DBROUTER_LLM_BASE_URL (and DBROUTER_LLM_MODEL, "
@@ -125,6 +126,7 @@ def cmd_route(args) -> int:
 def cmd_statements_add(args) -> int:
     from dbrouter.store import add_statement
 
+    statement = read_stdin().rstrip("\r\n") if args.statement == "-" else args.statement
     con = _connect(args, read_only=False)
     try:
         known = {r[0] for r in con.execute("select db_id from kb_databases").fetchall()}
@@ -132,7 +134,7 @@ def cmd_statements_add(args) -> int:
             raise DbrouterError(f"database {args.db!r} is not in the knowledge base ({len(known)} known); "
                                 "check --db or ingest it first")
         try:
-            add_statement(con, args.db, args.statement)
+            add_statement(con, args.db, statement)
         except ValueError as exc:
             raise DbrouterError(str(exc)) from exc
     finally:
@@ -357,7 +359,7 @@ def parser() -> argparse.ArgumentParser:
     sp = stsub.add_parser("add", help="store a statement verbatim for a database")
     common(sp)
     sp.add_argument("--db", required=True, help="database id")
-    sp.add_argument("statement")
+    sp.add_argument("statement", help="the statement, or - to read it from stdin")
     sp.set_defaults(func=cmd_statements_add)
     sp = stsub.add_parser("list", help="statements with their structured form and problems")
     common(sp)
@@ -410,6 +412,7 @@ def main(argv: list[str] | None = None) -> int:
 
     args = parser().parse_args(argv)
     try:
+        check_arguments(args)
         return args.func(args)
     except DbrouterError as exc:
         err(f"dbrouter: error: {exc}")

@@ -324,6 +324,9 @@ def _seed_rows(name: str, fields: tuple[str, ...]) -> list[dict]:
         return []
 
 
+UNROUTED = {kind: f"{kind} for a database that is not ingested; not used" for kind in ("example", "statement")}
+
+
 def unrouted_issues(databases: set[str], examples: list[dict], statements: list[dict]) -> list[Issue]:
     """Warnings for examples/statements whose database is not ingested.
 
@@ -348,8 +351,7 @@ def unrouted_issues(databases: set[str], examples: list[dict], statements: list[
             if not text or row.get("db_id") in databases or key in seen:
                 continue
             seen.add(key)
-            out.append(Issue(str(row.get("db_id")), f"{kind}: {text[:60]}", "warning",
-                             f"{kind} for a database that is not ingested; not used"))
+            out.append(Issue(str(row.get("db_id")), f"{kind}: {text[:60]}", "warning", UNROUTED[kind]))
     return out
 
 
@@ -399,9 +401,21 @@ def ingest(config: SourcesConfig, warehouse: str | Path, progress: Callable[[str
 
 
 def print_issues(report: IngestReport, stream=sys.stderr, limit: int = 30) -> None:
-    """Print the report's issues, one line each, naming database and object."""
-    for issue in report.issues[:limit]:
+    """Print the report's issues, one line each, naming database and object.
+
+    Examples and statements for databases that are not ingested are summed up in one line per
+    kind (the shipped seeds alone give dozens); ``kb_ingest_issues`` lists each of them.
+    """
+    unrouted = {kind: [i for i in report.issues if i.message == msg] for kind, msg in UNROUTED.items()}
+    shown = [i for i in report.issues if i.message not in UNROUTED.values()]
+    for issue in shown[:limit]:
         where = f"{issue.db_id}" + (f" / {issue.object_name}" if issue.object_name else "")
         print(f"  {issue.severity.upper():7} {where}: {issue.message}", file=stream)
-    if len(report.issues) > limit:
-        print(f"  ... and {len(report.issues) - limit} more (see table kb_ingest_issues)", file=stream)
+    if len(shown) > limit:
+        print(f"  ... and {len(shown) - limit} more (see table kb_ingest_issues)", file=stream)
+    for kind, found in unrouted.items():
+        if found:
+            dbs = sorted({i.db_id for i in found})
+            print(f"  WARNING {len(found)} {kind}s for databases that are not ingested, not used: "
+                  f"{', '.join(dbs[:8])}{f' and {len(dbs) - 8} more' if len(dbs) > 8 else ''} "
+                  "(each is listed in kb_ingest_issues)", file=stream)

@@ -4,6 +4,7 @@ import sqlite3
 import duckdb
 
 from dbrouter.ingest import ingest
+from dbrouter.introspect import Issue
 from dbrouter.sources import SourceSpec, SourcesConfig
 
 
@@ -206,3 +207,19 @@ def test_summary_counts_examples_and_statements_for_databases_not_ingested(tmp_p
     assert _raw(wh, "select count(*) from dbrouter_raw.issues") == [(0,)]
     assert ingest(SourcesConfig([SourceSpec("sqlite", tmp_path / "a.sqlite")], examples=[ex]), wh,
                   use_seeds=False).summary().endswith("0 errors, 1 warnings")
+
+
+def test_print_issues_sums_up_examples_for_absent_databases():
+    import io
+
+    from dbrouter.ingest import IngestReport, print_issues, unrouted_issues
+
+    rows = [dict(db_id=f"db{i % 3}", question=f"q{i}", sql="s") for i in range(40)]
+    report = IngestReport(issues=[Issue("x", "t", "error", "bad")] + unrouted_issues({"db0"}, rows, []))
+    out = io.StringIO()
+    print_issues(report, out, limit=5)
+    lines = out.getvalue().splitlines()
+    assert lines[0].split() == ["ERROR", "x", "/", "t:", "bad"]
+    assert lines[1] == ("  WARNING 26 examples for databases that are not ingested, not used: db1, db2 "
+                        "(each is listed in kb_ingest_issues)")
+    assert len(lines) == 2 and report.summary().endswith("1 errors, 26 warnings")
