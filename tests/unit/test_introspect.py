@@ -215,3 +215,17 @@ def test_schema_json_foreign_key_without_ref_column_uses_the_single_primary_key(
     check_foreign_keys(snap)
     assert [(f.table, f.ref_table, f.ref_column) for f in snap.foreign_keys] == [("b", "a", "id")]
     assert "malformed foreign key" in snap.issues[0].message
+
+
+def test_uncheckpointed_wal_file_is_reported(tmp_path):
+    src = tmp_path / "live.sqlite"
+    _wal_sqlite(src)
+    writer = sqlite3.connect(src)
+    try:
+        writer.execute("pragma wal_autocheckpoint=0")
+        writer.execute("insert into t values (2, 'b')")
+        writer.commit()  # committed to live.sqlite-wal, not yet to the file
+        snap = read_sqlite(SourceSpec("sqlite", src), "live", 5, 60)
+    finally:
+        writer.close()
+    assert any("live.sqlite-wal exists" in i.message and "not read" in i.message for i in snap.issues)
