@@ -131,6 +131,30 @@ def _keys(snap: DatabaseSnapshot) -> dict[str, str]:
     return out
 
 
+def _clash_with_kept(snap: DatabaseSnapshot, kept: dict[str, DatabaseSnapshot], dotted: list[str]
+                     ) -> tuple[list[tuple[str, str]], str, str]:
+    """Keys of ``snap`` that a database already kept also has: ``([(key, object)], other db, its object)``.
+
+    ``D.rest == D'.rest'`` with ``D != D'`` needs one id to be a dot-prefix of the other
+    (``x`` and ``x.y``), so only those pairs are compared (no key index over all databases);
+    ``dotted`` lists the kept ids holding a dot.
+    """
+    parts = snap.db_id.split(".")
+    others = [".".join(parts[:n]) for n in range(1, len(parts))]
+    others += [d for d in dotted if d.startswith(snap.db_id + ".")]
+    others = [d for d in others if d in kept]
+    if not others:
+        return [], "", ""
+    mine = _keys(snap)
+    for other_id in others:
+        if other_id in kept:
+            theirs = _keys(kept[other_id])
+            clash = sorted((k, mine[k]) for k in mine if k in theirs)
+            if clash:
+                return clash, other_id, theirs[clash[0][0]]
+    return [], "", ""
+
+
 def _exclude_tables(snap: DatabaseSnapshot, names: tuple[str, ...]) -> None:
     """Drop the tables named by the source's ``exclude_tables`` (and foreign keys touching them)."""
     if not names:
@@ -161,7 +185,8 @@ def read_source_databases(config: SourcesConfig, progress: Callable[[str], None]
     snaps: list[DatabaseSnapshot] = []
     issues: list[Issue] = []
     seen: dict[str, str] = {}  # db_id -> the source it came from
-    owners: dict[str, tuple[str, str]] = {}  # table/column key -> (db_id, object)
+    kept: dict[str, DatabaseSnapshot] = {}
+    dotted: list[str] = []  # kept ids holding a '.'
     total = len(config.databases)
     for i, spec in enumerate(config.databases, 1):
         db_id = spec.id or Path(spec.path).stem
@@ -196,18 +221,18 @@ def read_source_databases(config: SourcesConfig, progress: Callable[[str], None]
                     "source or leave a table out with `exclude_tables: [...]` on its sources entry; "
                     "database left out of the knowledge base")))
                 continue
-            keys = _keys(snap)
-            clash = sorted(k for k in keys if k in owners)
+            clash, other, what = _clash_with_kept(snap, kept, dotted)
             if clash:
-                other, what = owners[clash[0]]
                 issues.append(Issue(snap.db_id, None, "error", (
-                    f"{keys[clash[0]]} gives the key {clash[0]!r}, which database {other!r} ({what}) already has"
+                    f"{clash[0][1]} gives the key {clash[0][0]!r}, which database {other!r} ({what}) already has"
                     f"{f' ({len(clash)} keys in all)' if len(clash) > 1 else ''}: database ids and names joined "
                     "with '.' must not meet; give this source a distinct `id` or rename the table; "
                     "database left out of the knowledge base")))
                 continue
             seen[snap.db_id] = snap.source_path
-            owners.update({k: (snap.db_id, what) for k, what in keys.items()})
+            kept[snap.db_id] = snap
+            if "." in snap.db_id:
+                dotted.append(snap.db_id)
             check_foreign_keys(snap)
             if not snap.tables:
                 snap.issues.append(Issue(snap.db_id, None, "warning",

@@ -123,6 +123,12 @@ def test_a_database_whose_keys_meet_another_database_is_left_out(tmp_path):
     assert errors[0][0] == "x.y" and "key 'x.y.t', which database 'x' (table 'y.t') already has" in errors[0][1]
     assert errors[1][0] == "x" and "duplicate database id" in errors[1][1] and "s.jsonl:1" in errors[1][1]
     assert report.databases == 1
+    # the other order: the database kept first wins, the later one is named
+    (tmp_path / "s.jsonl").write_text("\n".join(json.dumps(d) for d in dbs[1::-1]) + "\n")
+    report = ingest(SourcesConfig([SourceSpec("schema_json", tmp_path / "s.jsonl")]), tmp_path / "wh.duckdb",
+                    use_seeds=False)
+    (err,) = [i for i in report.issues if i.severity == "error"]
+    assert err.db_id == "x" and "table 'y.t' gives the key 'x.y.t', which database 'x.y' (table 't')" in err.message
 
 
 def test_key_collisions_through_arrows_in_names():
