@@ -229,3 +229,13 @@ def test_print_issues_sums_up_examples_for_absent_databases():
     assert lines[1] == ("  WARNING 26 examples for databases that are not ingested, not used: db1, db2 "
                         "(each is listed in kb_ingest_issues)")
     assert len(lines) == 2 and report.summary().endswith("1 errors, 26 warnings")
+
+
+def test_duckdb_schema_and_dotted_table_collide(tmp_path):
+    path = tmp_path / "d.duckdb"
+    con = duckdb.connect(str(path))
+    con.execute('create schema s; create table s.t (x int); create table main."s.t" (x int); create table ok (x int)')
+    con.close()
+    report = ingest(SourcesConfig([SourceSpec("duckdb", path)]), tmp_path / "wh.duckdb", use_seeds=False)
+    (err,) = report.issues
+    assert err.db_id == "d" and "table 's.t' appears 2 times" in err.message and report.databases == 0
