@@ -1,13 +1,20 @@
 """Run dbt on the dbrouter project from the CLI (in a subprocess, so dbt's connection
-and the caller's never share a DuckDB file handle)."""
+and the caller's never share a DuckDB file handle). dbt is stopped with its caller: see
+:func:`run_dbt`."""
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
+from typing import Callable
 
 from dbrouter.errors import DbtRunError
 
@@ -69,23 +76,37 @@ def target_path(warehouse: Path) -> Path:
 
 
 def run_dbt(args: list[str], warehouse: Path, embedder: str | None = None,
-            extra_env: dict[str, str] | None = None, quiet: bool = False) -> str:
-    """Run ``dbt <args>`` against ``warehouse``.
+            extra_env: dict[str, str] | None = None, quiet: bool = False,
+            workdir: Path | None = None, pass_fds: tuple[int, ...] = ()) -> str:
+    """Run ``dbt <args>`` against ``warehouse``; dbt never outlives the caller.
+
+    dbt runs in its own process group (a new session). A SIGINT or SIGTERM that reaches this
+    process is forwarded to that group; dbt gets :data:`STOP_GRACE_SECONDS` to stop (a second
+    signal, or the end of the grace time, kills it) and :class:`Interrupted` is raised once it
+    has exited. On Linux the child also asks the kernel for ``PR_SET_PDEATHSIG`` = SIGTERM, so
+    even a SIGKILL of this process stops dbt instead of leaving it running under pid 1 with the
+    DuckDB write lock.
 
     Args:
         args: dbt arguments, e.g. ``["build"]``.
-        warehouse: DuckDB warehouse file.
+        warehouse: DuckDB warehouse file (the profile's ``path``, via ``$DBROUTER_WAREHOUSE``).
         embedder: embedder name passed to the profile (``$DBROUTER_EMBEDDER``).
         extra_env: more environment variables.
         quiet: capture output instead of streaming it.
+        workdir: dbt's profiles, ``target/`` and ``logs/`` folder; default
+            :func:`dbt_workdir` of ``warehouse`` (an atomic build passes the real warehouse's
+            while ``warehouse`` is the temporary copy).
+        pass_fds: file descriptors dbt inherits (an atomic build passes its lock file, so the
+            lock is held until dbt too has exited).
 
     Returns:
         dbt's output when ``quiet``, else an empty string.
 
     Raises:
         DbtRunError: dbt exited non-zero (the message holds the tail of its output).
+        Interrupted: SIGINT/SIGTERM arrived while dbt ran; dbt has been stopped.
     """
-    workdir = dbt_workdir(warehouse)
+    workdir = workdir or dbt_workdir(warehouse)
     env = dict(os.environ)
     env["DBROUTER_WAREHOUSE"] = str(warehouse.resolve())
     if embedder:
@@ -96,11 +117,122 @@ def run_dbt(args: list[str], warehouse: Path, embedder: str | None = None,
     env.update(extra_env or {})
     cmd = [dbt_executable(), *args, "--project-dir", str(project_dir()),
            "--profiles-dir", str(profiles_dir(workdir)),
-           "--target-path", str(target_path(warehouse)), "--log-path", str(workdir / "logs")]
-    proc = subprocess.run(cmd, env=env, cwd=str(project_dir()), text=True,
-                          capture_output=quiet)
-    if proc.returncode != 0:
-        tail = "\n".join(((proc.stdout or "") + (proc.stderr or "")).splitlines()[-30:])
-        raise DbtRunError(f"`dbt {' '.join(args)}` failed (exit {proc.returncode}); "
+           "--target-path", str(workdir / "target"), "--log-path", str(workdir / "logs")]
+    out, errout, returncode = _run_stoppable(cmd, env, str(project_dir()), quiet, pass_fds)
+    if returncode != 0:
+        tail = "\n".join(((out or "") + (errout or "")).splitlines()[-30:])
+        raise DbtRunError(f"`dbt {' '.join(args)}` failed (exit {returncode}); "
                           f"see {workdir / 'logs' / 'dbt.log'}\n{tail}")
-    return proc.stdout or ""
+    return out or ""
+
+
+STOP_GRACE_SECONDS = 20.0
+"""How long dbt may take to stop after a forwarded SIGINT/SIGTERM before it is killed."""
+
+_PR_SET_PDEATHSIG = 1
+
+
+class Interrupted(KeyboardInterrupt):
+    """A SIGINT or SIGTERM stopped the run (of dbt, or of a whole build); dbt has exited.
+
+    A :class:`KeyboardInterrupt`, so the CLI reports it as an interruption (exit 130).
+    """
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(f"interrupted by {signal.Signals(signum).name}")
+        self.signum = signum
+
+
+def _die_with_parent_fn() -> Callable[[], None] | None:
+    """A ``preexec_fn`` that makes the kernel send SIGTERM to the child when this process dies.
+
+    Returns:
+        The function (Linux, libc found), else None. libc is loaded here, in the parent: the child
+        only calls ``prctl`` and compares its parent pid (it exits at once if the parent already
+        died between ``fork`` and ``prctl``).
+    """
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        prctl = libc.prctl
+    except (OSError, AttributeError):
+        return None
+    parent = os.getpid()
+
+    def preexec() -> None:
+        prctl(_PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0)
+        if os.getppid() != parent:
+            os._exit(143)
+
+    return preexec
+
+
+def _signal_group(pgid: int, signum: int) -> None:
+    """Send ``signum`` to process group ``pgid``; a group that is gone is fine."""
+    try:
+        os.killpg(pgid, signum)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _run_stoppable(cmd: list[str], env: dict[str, str], cwd: str, quiet: bool,
+                   pass_fds: tuple[int, ...] = ()) -> tuple[str, str, int]:
+    """Run ``cmd`` in its own process group and stop the group with this process.
+
+    Args:
+        cmd: the command line.
+        env: its environment.
+        cwd: its working directory.
+        quiet: capture stdout/stderr (else they are inherited).
+        pass_fds: file descriptors the child inherits.
+
+    Returns:
+        (stdout, stderr, exit code); the outputs are empty strings unless ``quiet``.
+
+    Raises:
+        Interrupted: SIGINT/SIGTERM arrived; the group was stopped and reaped first.
+    """
+    pipe = subprocess.PIPE if quiet else None
+    procs: list[subprocess.Popen] = []
+    received: list[int] = []
+
+    def forward(signum, _frame) -> None:
+        received.append(signum)
+        if procs:  # a second signal kills at once
+            _signal_group(procs[0].pid, signum if len(received) == 1 else signal.SIGKILL)
+
+    in_main = threading.current_thread() is threading.main_thread()
+    previous = {s: signal.signal(s, forward) for s in (signal.SIGINT, signal.SIGTERM)} if in_main else {}
+    out = errout = ""
+    try:
+        proc = subprocess.Popen(cmd, env=env, cwd=cwd, text=True, stdout=pipe, stderr=pipe,
+                                start_new_session=True, preexec_fn=_die_with_parent_fn(),
+                                pass_fds=pass_fds)
+        procs.append(proc)
+        if received:  # arrived while starting
+            _signal_group(proc.pid, received[0])
+        deadline = None
+        while True:
+            try:
+                out, errout = proc.communicate(timeout=0.5)
+                break
+            except subprocess.TimeoutExpired:
+                if received and deadline is None:
+                    deadline = time.monotonic() + STOP_GRACE_SECONDS
+                if deadline is not None and time.monotonic() > deadline:
+                    _signal_group(proc.pid, signal.SIGKILL)
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, signal.SIG_DFL if handler is None else handler)
+        for proc in procs:
+            if proc.poll() is None:  # leaving on an exception: never leave dbt behind
+                _signal_group(proc.pid, signal.SIGTERM)
+                try:
+                    proc.wait(timeout=STOP_GRACE_SECONDS)
+                except subprocess.TimeoutExpired:
+                    _signal_group(proc.pid, signal.SIGKILL)
+                    proc.wait()
+    if received:
+        raise Interrupted(received[0])
+    return out or "", errout or "", procs[0].returncode
