@@ -7,7 +7,6 @@ import json
 import os
 import random
 import sys
-import time
 from pathlib import Path
 
 from typing import TYPE_CHECKING
@@ -34,25 +33,48 @@ def _connect(args, read_only: bool = True):
     return connect(_warehouse(args), read_only=read_only, embedder=args.embedder)
 
 
-def cmd_ingest(args) -> int:
-    from dbrouter.ingest import ingest, print_issues
-    from dbrouter.sources import load_sources
+def _print_ingest(report) -> None:
+    from dbrouter.ingest import print_issues
 
-    report = ingest(load_sources(args.sources), _warehouse(args), progress=err)
     err(report.summary())
     print_issues(report)
+
+
+def cmd_ingest(args) -> int:
+    import duckdb
+
+    from dbrouter.build import lock_conflict_message
+    from dbrouter.ingest import ingest
+    from dbrouter.sources import load_sources
+
+    try:  # in place, not atomic: `build` is the atomic path
+        report = ingest(load_sources(args.sources), _warehouse(args), progress=err)
+    except duckdb.IOException as exc:
+        msg = lock_conflict_message(_warehouse(args), exc)
+        if msg is None:
+            raise
+        raise DbrouterError(msg) from exc
+    _print_ingest(report)
     return 0
 
 
 def cmd_build(args) -> int:
-    from dbrouter.dbt_runner import run_dbt
+    from dbrouter.build import build_atomically
+    from dbrouter.sources import load_sources
     from python_udfs.embeddings import resolve_embedder_name
 
-    cmd_ingest(args)
-    started = time.time()
-    err(f"running dbt build on {_warehouse(args)} (embedder {resolve_embedder_name(args.embedder)})")
-    run_dbt(["build"], _warehouse(args), args.embedder)
-    err(f"knowledge base built in {time.time() - started:.1f}s")
+    warehouse = _warehouse(args)
+    existed = warehouse.exists()
+    err(f"building the knowledge base for {warehouse} on a copy (embedder {resolve_embedder_name(args.embedder)})")
+    try:
+        result = build_atomically(load_sources(args.sources), warehouse, args.embedder, progress=err,
+                                  on_ingested=_print_ingest)
+    except KeyboardInterrupt:
+        err("dbrouter: build stopped; " + (f"the previous knowledge base in {warehouse} is unchanged" if existed
+                                            else f"no knowledge base was written to {warehouse}"))
+        raise
+    err(f"knowledge base built in {result.dbt_seconds:.1f}s (dbt), {result.seconds:.1f}s in all: "
+        f"{result.databases} databases, {'replaced' if result.replaced else 'written to'} {warehouse}")
     return 0
 
 
@@ -124,10 +146,18 @@ def cmd_route(args) -> int:
 
 
 def cmd_statements_add(args) -> int:
+    from dbrouter.build import lock_conflict_message
+    from dbrouter.errors import WarehouseError
     from dbrouter.store import add_statement
 
     statement = read_stdin().rstrip("\r\n") if args.statement == "-" else args.statement
-    con = _connect(args, read_only=False)
+    try:
+        con = _connect(args, read_only=False)
+    except WarehouseError as exc:
+        msg = lock_conflict_message(_warehouse(args), exc.__cause__ or exc, "add a statement to")
+        if msg is None:
+            raise
+        raise DbrouterError(msg) from exc
     try:
         known = {r[0] for r in con.execute("select db_id from kb_databases").fetchall()}
         if args.db not in known:
@@ -336,10 +366,12 @@ def parser() -> argparse.ArgumentParser:
         sp.add_argument("--json", action="store_true")
         sp.set_defaults(func=cmd_retrieve)
 
-    sp = sub.add_parser("ingest", help="snapshot the declared databases into the warehouse")
+    sp = sub.add_parser("ingest", help="snapshot the declared databases into the warehouse (in place, not atomic: "
+                        "an interrupted ingest can leave raw tables newer than the KB; `build` is atomic)")
     common(sp, True)
     sp.set_defaults(func=cmd_ingest)
-    sp = sub.add_parser("build", help="ingest, then `dbt build` the knowledge base")
+    sp = sub.add_parser("build", help="ingest, then `dbt build` the knowledge base, atomically: on a copy that "
+                        "replaces the warehouse only when complete (a failure keeps the previous KB)")
     common(sp, True)
     sp.set_defaults(func=cmd_build)
     sp = sub.add_parser("route", help="rank databases for questions (arguments, or one per stdin line)")
