@@ -202,9 +202,9 @@ def lock_conflict_message(path: str | Path, exc: BaseException, action: str = "w
     pid = re.search(r"PID (\d+)", text)
     who = f"process {pid.group(1)}" if pid else "another process"
     if "read-only mode" in text:  # DuckDB adds this hint when the holder is a reader
-        return (f"cannot {action} {path}: {who} has it open (a reader such as `dbrouter route`, a server "
-                "or a SQL client). DuckDB lets one process write a file or several read it, not both: "
-                "close that connection and retry")
+        return (f"cannot {action} {path}: {who} has it open (a reader such as `dbrouter route`, a server, "
+                "a SQL client, or a running `dbrouter build`). DuckDB lets one process write a file or several "
+                "read it, not both: close that connection (or let the build finish) and retry")
     return (f"cannot {action} {path}: {who} has it open for writing (a `dbrouter statements add`, "
             "an `ingest` or a SQL client); retry when it has finished")
 
