@@ -98,7 +98,8 @@ def _repository(con) -> Repository:
     repo: Repository = {}
     for db, sid, text, vec in con.execute(
             "select s.db_id, s.statement_id, s.statement_text, e.embedding from kb_domain_statements s "
-            "join kb_document_embeddings e on e.document_id = 'statement:' || s.statement_id").fetchall():
+            "join kb_document_embeddings e on e.document_id = 'statement:' || s.statement_id "
+            "order by s.db_id, s.statement_id").fetchall():  # fixed order: the baselines break ties by position
         repo.setdefault(db, []).append((sid, text, np.asarray(vec, dtype=np.float32)))
     return repo
 
