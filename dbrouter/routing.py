@@ -71,7 +71,9 @@ def route_with_llm(con, llm, question: str | None, k: int = 5, shortlist_k: int 
 
     The shortlist and the scoring (coverage x connectivity, semantic tie-break) stay in SQL
     (``route_query_ranked_mapped``); only the mapping comes from the LLM. A database whose answer
-    is malformed twice, or an unreachable LLM, keeps the non-LLM mapping, and the report says so.
+    is malformed twice keeps the non-LLM mapping, and the report says so. When the LLM maps no
+    database at all (unreachable, too slow, malformed everywhere) the result is exactly the
+    ``--no-llm`` ranking (:func:`route`), evidence marked ``embedding (LLM fallback)``.
 
     Args:
         con: connection from :func:`dbrouter.connect`.
@@ -91,6 +93,12 @@ def route_with_llm(con, llm, question: str | None, k: int = 5, shortlist_k: int 
     depth = int(shortlist_k or default_shortlist_k(con))
     shortlist = [r[0] for r in con.execute("select db_id from route_shortlist(?, ?)", [question, depth]).fetchall()]
     by_db = map_phrases_llm(con, llm, question, shortlist, report)
+    if not report.mapped_by_llm:  # the LLM mapped nothing: give exactly the --no-llm ranking
+        result = route(con, question, k)
+        for c in result.candidates:
+            if c.evidence.reranked:
+                c.evidence = replace(c.evidence, mapped_by="embedding (LLM fallback)")
+        return result, report
     if report.fallback:  # those databases keep the non-LLM mapping
         fallback = embedding_mappings(con, question, depth)
         by_db.update({db: fallback[db] for db in report.fallback if db in fallback})

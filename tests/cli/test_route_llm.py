@@ -74,6 +74,9 @@ def test_malformed_twice_slow_and_unreachable_llm_fall_back_and_say_so(built_kb,
                      env={"DBROUTER_LLM_BASE_URL": ""})
     assert "no LLM configured" in no_llm.stderr
     assert [c["db_id"] for c in json.loads(no_llm.stdout)["ranking"]] == [c["db_id"] for c in ranking]
+    # every database fell back: exactly the --no-llm ranking, scores and evidence (issue 9, item 6)
+    strip = lambda c: {**c, "evidence": {k: v for k, v in c["evidence"].items() if k != "mapped_by"}}  # noqa: E731
+    assert [strip(c) for c in ranking] == json.loads(no_llm.stdout)["ranking"]
     down = run_cli("route", "--warehouse", str(built_kb["warehouse"]), "--k", "2", QUESTION,
                    env={"DBROUTER_LLM_BASE_URL": "http://127.0.0.1:9/v1", "DBROUTER_LLM_TIMEOUT": "1",
                         "DBROUTER_LLM_CACHE": str(tmp_path / "c2")})
