@@ -60,6 +60,10 @@ def schema_from_json(text: str) -> Schema:
     return Schema([(str(r[0]), str(r[1]), str(r[2] if len(r) > 2 and r[2] else r[1])) for r in rows])
 
 
+MAX_STATEMENT_CHARS = 2000
+"""Longer texts are kept verbatim but not structured (a domain statement is one sentence)."""
+
+
 @dataclass
 class Structured:
     """The structured form of one statement (the original is kept elsewhere, untouched)."""
@@ -191,6 +195,9 @@ def structure_statement(text: str | None, schema: Schema) -> Structured:
     """
     if not text or not text.strip():
         return Structured(problems=["empty statement"])
+    if len(text) > MAX_STATEMENT_CHARS:  # a pasted document, not a statement: no 98 kB "snippet"
+        return Structured(problems=[f"statement has {len(text):,} characters (more than {MAX_STATEMENT_CHARS:,}): "
+                                    "not structured; split it into single statements"])
     text = " ".join(text.split())
     parts = _REFERS.split(text, maxsplit=1)
     if len(parts) == 2:

@@ -66,3 +66,10 @@ def test_reversed_sides_and_identifier_phrases():
     assert (s.expression, s.snippet) == ("carcinogenic", "label = '+'")
     s = structure_statement("'Utah' is the zip_code", SCHEMA)
     assert s.snippet == "zip_data.zip_code = 'Utah'"
+
+
+def test_a_pasted_document_is_not_structured_into_a_huge_snippet():
+    text = "big molecules refers to molecule.weight > 100. " * 2100  # ~98 kB
+    s = structure_statement(text, SCHEMA)
+    assert s.status == "unstructured" and s.snippet is None and s.expression is None
+    assert "not structured; split it" in s.problems[0]
