@@ -82,7 +82,7 @@ create or replace macro route_query_json(question, k := 5) as (
              from route_query_ranked(question, k)), json('[]')),
         'reason', case
             when question is null then 'question is NULL'
-            when trim(cast(question as varchar)) = '' then 'question is empty'
+            when regexp_full_match(cast(question as varchar), '[\s\p{Z}]*') then 'question is empty'
             when not exists (select 1 from {{ dbrouter.kb_relation('kb_document_embeddings') }}
                              where embedding_model = dbrouter_embedder())
                 then 'no documents embedded with model ' || dbrouter_embedder() || ': run dbrouter build with this embedder'

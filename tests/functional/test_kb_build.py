@@ -69,7 +69,7 @@ def test_route_query_from_plain_python(kb_con):
     assert totals == sorted(totals, reverse=True)
 
 
-@pytest.mark.parametrize("question", [None, "", "   "])
+@pytest.mark.parametrize("question", [None, "", "   ", " \t\n\r ", "\u00a0\u2003"])
 def test_route_query_null_and_empty_give_null_and_reason(kb_con, question):
     assert kb_con.execute("select route_query(?)", [question]).fetchall()[0][0] is None
     out = json.loads(kb_con.execute("select route_query_json(?)", [question]).fetchall()[0][0])
