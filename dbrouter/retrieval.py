@@ -78,6 +78,9 @@ def retrieve_statements(con, question: str | None, db: str | None = None, k: int
 
     Returns:
         Ranked :class:`RetrievedStatement` list.
+
+    Raises:
+        DbrouterError: ``db`` is not a database of the knowledge base.
     """
     return _rows(con, RetrievedStatement, "select rank, db_id, statement_id, statement_text, expression, snippet, "
                  "structure_status, score, matched_text from retrieve_statements(?, ?, ?)", question, db, k)
@@ -100,4 +103,27 @@ def retrieve_examples(con, question: str | None, db: str | None = None, k: int =
 
 
 def _rows(con, cls, sql: str, question: str | None, db: str | None, k: int) -> list:
+    if db is not None:
+        require_database(con, db)
     return [cls(*r) for r in con.execute(sql, [question, db, int(k)]).fetchall()]
+
+
+def require_database(con, db: str) -> None:
+    """Raise unless ``db`` is a database of the knowledge base (a typo must not read as "nothing found").
+
+    Args:
+        con: connection from :func:`dbrouter.connect`.
+        db: the db_id asked for.
+
+    Raises:
+        DbrouterError: ``db`` is not in ``kb_databases``; the message lists close names.
+    """
+    import difflib
+
+    from dbrouter.errors import DbrouterError
+
+    known = [r[0] for r in con.execute("select db_id from kb_databases order by db_id").fetchall()]
+    if db not in known:
+        close = difflib.get_close_matches(db, known, n=3)
+        hint = f"; did you mean {', '.join(close)}?" if close else f" ({len(known)} databases known)"
+        raise DbrouterError(f"database {db!r} is not in the knowledge base{hint}")

@@ -89,6 +89,10 @@ def test_python_and_cli_retrieval(built_kb, kb_con):
     assert json.loads(out.stdout)[0]["stage"] == "exact"
     out = run_cli("statements", "retrieve", "--warehouse", str(built_kb["warehouse"]), "big stores?", "--k", "1")
     assert out.stdout.startswith("1. [store_product] 'big stores' refers to")
+    typo = run_cli("statements", "retrieve", "--warehouse", str(built_kb["warehouse"]), "--db", "concert_singr",
+                   "big stores?", check=False)
+    assert typo.returncode == 2 and "'concert_singr' is not in the knowledge base; did you mean concert_singer" \
+        in typo.stderr and typo.stdout == ""
 
 
 @pytest.mark.parametrize("question", ["word " * 20000, "'; DROP TABLE kb_examples; --", "歌手は何人いますか"])
