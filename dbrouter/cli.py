@@ -11,7 +11,7 @@ from pathlib import Path
 
 from typing import TYPE_CHECKING
 
-from dbrouter.console import err
+from dbrouter.console import err, shown
 from dbrouter.errors import DbrouterError
 from dbrouter.textin import check_arguments, read_stdin, stdin_lines
 
@@ -80,7 +80,7 @@ def cmd_build(args) -> int:
 
 def _print_ranking(result: RouteResult, explain: bool) -> None:
     """Print one routed question: a line per candidate, and its evidence with ``explain``."""
-    print(f"Q: {result.question}")
+    print(f"Q: {shown(result.question)}")
     if not result.candidates:
         print(f"   (no ranking: {result.reason})")
     for c in result.candidates:

@@ -166,3 +166,8 @@ def test_eval_build_counts_what_each_build_embedded(tmp_path):
     text = md.read_text()
     assert "<!-- dbrouter:eval build mini-route -->" in text and f"| again, nothing changed | {out['noop_build_s']} | 0 |" in text
     assert f"Command: `dbrouter eval build --benchmark {bench}` - " in text
+
+
+def test_route_echoes_terminal_escapes_as_text(built_kb):
+    proc = run_cli("route", "--warehouse", str(built_kb["warehouse"]), "--k", "1", "\x1b[2J\x1b[31msingers\x07")
+    assert "Q: \\x1b[2J\\x1b[31msingers\\x07" in proc.stdout and "\x1b" not in proc.stdout

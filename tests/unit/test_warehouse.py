@@ -27,3 +27,4 @@ def test_a_duckdb_file_without_a_kb_says_to_build(tmp_path):
     duckdb.connect(str(path)).close()
     with pytest.raises(WarehouseError, match="has no route functions"):
         connect(path)
+
