@@ -18,6 +18,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, TypeVar
@@ -60,6 +62,13 @@ class LLMClient:
     timeout: float = 30.0
     cache_dir: Path = Path(".dbrouter/llm-cache")
     stats: LLMStats = field(default_factory=LLMStats)
+    budget: float | None = 120.0
+    """Seconds all calls of this client (one command) may take together; None = no limit."""
+    concurrency: int = 4
+    """How many calls a step may have in flight at once (phrase mapping asks per database)."""
+    _deadline: float | None = field(default=None, init=False, repr=False)
+    _down: str | None = field(default=None, init=False, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
 
     @classmethod
     def from_env(cls) -> "LLMClient | None":
@@ -71,11 +80,38 @@ class LLMClient:
                    model=os.environ.get("DBROUTER_LLM_MODEL", "gpt-4o-mini"),
                    api_key=os.environ.get("DBROUTER_LLM_API_KEY", "not-needed"),
                    timeout=float(os.environ.get("DBROUTER_LLM_TIMEOUT", "30")),
-                   cache_dir=Path(os.environ.get("DBROUTER_LLM_CACHE", ".dbrouter/llm-cache")))
+                   cache_dir=Path(os.environ.get("DBROUTER_LLM_CACHE", ".dbrouter/llm-cache")),
+                   budget=_env_seconds("DBROUTER_LLM_BUDGET", 120.0),
+                   concurrency=max(1, int(_env_seconds("DBROUTER_LLM_CONCURRENCY", 4) or 1)))
 
     def _key(self, messages: list[dict]) -> str:
         blob = json.dumps({"model": self.model, "messages": messages}, sort_keys=True)
         return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+    def _time_left(self) -> float:
+        """The timeout for the next call: the per-call timeout, cut to what is left of the budget.
+
+        Returns:
+            Seconds (> 0).
+
+        Raises:
+            LLMUnavailable: the budget is used up, or an earlier call found the endpoint down
+                (one unreachable endpoint must not cost a timeout per item).
+        """
+        with self._lock:
+            if self._down:
+                raise LLMUnavailable(f"LLM at {self.base_url} is not answering ({self._down}); not asked again "
+                                     "in this command: the rule-based path stands")
+            if self.budget is None:
+                return self.timeout
+            now = time.monotonic()
+            if self._deadline is None:
+                self._deadline = now + self.budget
+            left = self._deadline - now
+        if left <= 0:
+            raise LLMUnavailable(f"the LLM time budget of {self.budget:g} s for this command is used up "
+                                 "(DBROUTER_LLM_BUDGET): the rest takes the rule-based path")
+        return min(self.timeout, left)
 
     def complete(self, system: str, user: str, use_cache: bool = True) -> str:
         """One chat completion (temperature 0), served from the cache when possible.
@@ -89,28 +125,53 @@ class LLMClient:
             The answer text.
 
         Raises:
-            LLMUnavailable: the endpoint is unreachable, timed out or returned an error.
+            LLMUnavailable: the endpoint is unreachable, timed out or returned an error, the
+                command's time budget is used up, or an earlier call found the endpoint down.
         """
         messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
         key = self._key(messages)
         path = self.cache_dir / key[:2] / f"{key}.json"
         if use_cache and path.is_file():
-            self.stats.cache_hits += 1
+            with self._lock:
+                self.stats.cache_hits += 1
             return json.loads(path.read_text())["answer"]
         import openai
 
-        client = openai.OpenAI(base_url=self.base_url, api_key=self.api_key, timeout=self.timeout, max_retries=0)
-        self.stats.calls += 1
+        timeout = self._time_left()
+        client = openai.OpenAI(base_url=self.base_url, api_key=self.api_key, timeout=timeout, max_retries=0)
+        with self._lock:
+            self.stats.calls += 1
         try:
             resp = client.chat.completions.create(model=self.model, messages=messages, temperature=0)
             answer = resp.choices[0].message.content or ""
         except Exception as exc:  # openai raises many classes: connection, timeout, status
-            self.stats.failures += 1
+            budget_cut = isinstance(exc, openai.APITimeoutError) and timeout < self.timeout
+            with self._lock:
+                self.stats.failures += 1
+                if isinstance(exc, openai.APIConnectionError) and not budget_cut:  # unreachable/timed out
+                    self._down = f"{type(exc).__name__}: {exc}"
+            if budget_cut:
+                raise LLMUnavailable(f"the LLM time budget of {self.budget:g} s for this command ran out during "
+                                     "a call (DBROUTER_LLM_BUDGET): the rest takes the rule-based path") from exc
             raise LLMUnavailable(f"LLM at {self.base_url} failed ({type(exc).__name__}: {exc}); "
                                  "check DBROUTER_LLM_BASE_URL or unset it to use the rule-based path") from exc
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps({"model": self.model, "answer": answer}))
         return answer
+
+
+def _env_seconds(name: str, default: float) -> float | None:
+    """A positive number of seconds from the environment; ``0`` or ``none`` = no limit."""
+    raw = os.environ.get(name, "").strip().lower()
+    if not raw:
+        return default
+    if raw in ("0", "none", "off"):
+        return None
+    try:
+        value = float(raw)
+    except ValueError:
+        raise LLMUnavailable(f"{name}={raw!r} is not a number of seconds (e.g. 120, or 0 for no limit)") from None
+    return value if value > 0 else None
 
 
 def ask_parsed(llm: LLMClient, system: str, user: str, parse: Callable[[str], T | None]) -> T | None:
@@ -152,12 +213,43 @@ def ask_for_item(llm: LLMClient, report: StepReport, db_id: str, system: str, us
         The parsed answer, or None when the LLM failed or answered malformed twice (the item then
         keeps its rule-based form).
     """
+    return account_item(report, db_id, *try_ask(llm, system, user, parse))
+
+
+def try_ask(llm: LLMClient, system: str, user: str, parse: Callable[[str], T | None]
+            ) -> tuple[T | None, LLMUnavailable | None]:
+    """:func:`ask_parsed` that returns the failure instead of raising it (safe to run in a thread).
+
+    Args:
+        llm: the client.
+        system: system prompt.
+        user: user prompt.
+        parse: strict parser (None = malformed).
+
+    Returns:
+        (the parsed answer or None, the LLM failure or None).
+    """
     try:
-        parsed = ask_parsed(llm, system, user, parse)
+        return ask_parsed(llm, system, user, parse), None
     except LLMUnavailable as exc:
+        return None, exc
+
+
+def account_item(report: StepReport, db_id: str, parsed: T | None, error: LLMUnavailable | None) -> T | None:
+    """Count one item's outcome in ``report`` (call from one thread, in item order).
+
+    Args:
+        report: the step's counters.
+        db_id: the item's database (for the note).
+        parsed: the parsed answer, or None.
+        error: the LLM failure, or None.
+
+    Returns:
+        ``parsed``.
+    """
+    if error is not None:
         report.llm_errors += 1
-        report.notes.append(f"{db_id}: {exc}")
-        return None
-    if parsed is None:
+        report.notes.append(f"{db_id}: {error}")
+    elif parsed is None:
         report.malformed += 1
     return parsed

@@ -11,9 +11,10 @@ cached by prompt hash (see :mod:`dbrouter.llm`), so a second run makes no calls.
 from __future__ import annotations
 
 import re
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-from dbrouter.llm import LLMClient, StepReport, ask_for_item
+from dbrouter.llm import LLMClient, StepReport, account_item, try_ask
 from dbrouter.prompts import PHRASE_MAPPING_SYSTEM, PHRASE_MAPPING_USER
 
 _LINE = re.compile(r"^\s*[-*]?\s*(?P<phrase>.+?)\s+-\s+(?P<target>N/A|[^\s.]+\.[^\s]+)\s*$", re.IGNORECASE)
@@ -74,7 +75,8 @@ def parse_mapping(answer: str, db_id: str, columns: set[tuple[str, str]]) -> lis
 
 def map_phrases_llm(con, llm: LLMClient, question: str, db_ids: list[str],
                     report: MappingReport) -> dict[str, list[PhraseMapping]]:
-    """Ask the LLM for each database's phrase mappings.
+    """Ask the LLM for each database's phrase mappings (``llm.concurrency`` calls at once, within
+    the client's time budget; an unreachable endpoint fails the remaining databases at once).
 
     Args:
         con: warehouse connection.
@@ -86,14 +88,18 @@ def map_phrases_llm(con, llm: LLMClient, question: str, db_ids: list[str],
     Returns:
         db_id -> mappings, only for databases the LLM answered well-formed.
     """
-    out: dict[str, list[PhraseMapping]] = {}
-    for db_id in db_ids:
+    prompts = []
+    for db_id in db_ids:  # DuckDB reads first, in this thread; only the LLM calls run concurrently
         known = {(t.lower(), c.lower()) for t, c in con.execute(
             "select table_name, column_name from kb_columns where db_id = ?", [db_id]).fetchall()}
         ddl = con.execute("select database_ddl from kb_databases where db_id = ?", [db_id]).fetchall()[0][0]
-        user = PHRASE_MAPPING_USER.format(query=question, schema=ddl)
-        parsed = ask_for_item(llm, report, db_id, PHRASE_MAPPING_SYSTEM, user,
-                              lambda text, d=db_id, k=known: parse_mapping(text, d, k))
+        prompts.append((db_id, PHRASE_MAPPING_USER.format(query=question, schema=ddl),
+                        lambda text, d=db_id, k=known: parse_mapping(text, d, k)))
+    with ThreadPoolExecutor(max_workers=max(1, llm.concurrency)) as pool:
+        outcomes = list(pool.map(lambda p: try_ask(llm, PHRASE_MAPPING_SYSTEM, p[1], p[2]), prompts))
+    out: dict[str, list[PhraseMapping]] = {}
+    for (db_id, _, _), outcome in zip(prompts, outcomes):
+        parsed = account_item(report, db_id, *outcome)
         if parsed is None:
             report.fallback.append(db_id)
         else:

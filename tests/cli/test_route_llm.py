@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 
@@ -87,3 +88,24 @@ def test_llm_flag_without_configuration_is_a_clear_error(built_kb):
     proc = run_cli("route", "--warehouse", str(built_kb["warehouse"]), "--llm", QUESTION,
                    env={"DBROUTER_LLM_BASE_URL": ""}, check=False)
     assert proc.returncode != 0 and "DBROUTER_LLM_BASE_URL" in proc.stderr
+
+
+def test_a_hanging_llm_is_bounded_by_the_time_budget(built_kb, tmp_path):
+    """Was: one sequential call per shortlisted database, each waiting for its timeout (317 s)."""
+    def responder(system, user):
+        raise Slow(20, "singers - N/A")  # hangs far longer than the budget
+
+    env = {"DBROUTER_LLM_CACHE": str(tmp_path / "cache"), "DBROUTER_LLM_TIMEOUT": "30", "DBROUTER_LLM_BUDGET": "2"}
+    with FakeLLM(responder) as fake:
+        env["DBROUTER_LLM_BASE_URL"] = fake.base_url
+        started = time.monotonic()
+        proc = run_cli("route", "--warehouse", str(built_kb["warehouse"]), "--json", "--k", "5", QUESTION, env=env)
+        elapsed = time.monotonic() - started
+        asked = len(fake.requests)
+    assert elapsed < 15, f"routing took {elapsed:.1f}s with a 2 s LLM budget"
+    assert asked <= 4  # the first concurrent batch; the rest were refused by the spent budget
+    assert "time budget of 2 s" in proc.stderr
+    no_llm = run_cli("route", "--warehouse", str(built_kb["warehouse"]), "--json", "--k", "5", QUESTION,
+                     env={"DBROUTER_LLM_BASE_URL": ""})
+    strip = lambda c: {**c, "evidence": {k: v for k, v in c["evidence"].items() if k != "mapped_by"}}  # noqa: E731
+    assert [strip(c) for c in json.loads(proc.stdout)["ranking"]] == json.loads(no_llm.stdout)["ranking"]

@@ -1,3 +1,5 @@
+import time
+
 import pytest
 
 from dbrouter.llm import LLMClient, LLMUnavailable
@@ -34,11 +36,36 @@ def test_slow_and_failing_answers(tmp_path):
 
     with FakeLLM(responder) as fake:
         llm = client(fake.base_url, tmp_path, timeout=0.5)
+        with pytest.raises(LLMUnavailable):  # an error status: the endpoint answers, keep asking
+            llm.complete("s", "boom")
         with pytest.raises(LLMUnavailable, match="Timeout"):
             llm.complete("s", "slow")
+        assert llm.stats.failures == 2 and len(fake.requests) == 2
+        # a timed-out (or unreachable) endpoint is not asked again in this command
+        with pytest.raises(LLMUnavailable, match="not asked again"):
+            llm.complete("s", "another item")
+        assert len(fake.requests) == 2
+
+
+def test_unreachable_endpoint_costs_one_timeout_not_one_per_item(tmp_path):
+    llm = client("http://127.0.0.1:9/v1", tmp_path, timeout=2)
+    started = time.monotonic()
+    for item in range(10):
         with pytest.raises(LLMUnavailable):
-            llm.complete("s", "boom")
-        assert llm.stats.failures == 2
+            llm.complete("s", f"item {item}")
+    assert llm.stats.calls == 1 and time.monotonic() - started < 5
+
+
+def test_time_budget_bounds_a_slow_endpoint(tmp_path):
+    with FakeLLM(lambda system, user: (_ for _ in ()).throw(Slow(0.4, "late but fine"))) as fake:
+        llm = LLMClient(base_url=fake.base_url, model="m", timeout=5.0, cache_dir=tmp_path / "c", budget=1.0)
+        started = time.monotonic()
+        answered = 0
+        with pytest.raises(LLMUnavailable, match="time budget of 1 s"):
+            for item in range(20):
+                llm.complete("s", f"item {item}")
+                answered += 1
+        assert 1 <= answered <= 3 and time.monotonic() - started < 2.5
 
 
 def test_from_env(monkeypatch):
@@ -48,3 +75,16 @@ def test_from_env(monkeypatch):
     monkeypatch.setenv("DBROUTER_LLM_MODEL", "m")
     llm = LLMClient.from_env()
     assert llm.base_url == "http://127.0.0.1:1/v1" and llm.model == "m"
+
+
+def test_budget_and_concurrency_from_env(monkeypatch):
+    monkeypatch.setenv("DBROUTER_LLM_BASE_URL", "http://127.0.0.1:1/v1")
+    monkeypatch.setenv("DBROUTER_LLM_BUDGET", "15")
+    monkeypatch.setenv("DBROUTER_LLM_CONCURRENCY", "2")
+    llm = LLMClient.from_env()
+    assert llm.budget == 15 and llm.concurrency == 2
+    monkeypatch.setenv("DBROUTER_LLM_BUDGET", "0")
+    assert LLMClient.from_env().budget is None
+    monkeypatch.setenv("DBROUTER_LLM_BUDGET", "soon")
+    with pytest.raises(LLMUnavailable, match="DBROUTER_LLM_BUDGET='soon' is not a number"):
+        LLMClient.from_env()
