@@ -34,6 +34,19 @@ def copy_demo(dest: Path) -> Path:
     return dest / "sources.yml"
 
 
+def copy_project(dest: Path) -> Path:
+    """Copy the dbt project (only what dbt reads: tests/dbt of tests/) to ``dest`` for a test that
+    changes it; returns ``dest`` (point ``DBROUTER_PROJECT_DIR`` at it)."""
+    dest.mkdir(parents=True, exist_ok=True)
+    for item in ("dbt_project.yml", "profiles.example.yml", "models", "macros", "seeds", "tests/dbt", "analyses"):
+        src, target = ROOT / item, dest / item
+        if src.is_dir():
+            shutil.copytree(src, target, symlinks=True)
+        else:
+            shutil.copyfile(src, target)
+    return dest
+
+
 @pytest.fixture(scope="session")
 def built_kb(tmp_path_factory) -> dict:
     """The demo KB built once by `dbrouter build` with the hash embedder."""

@@ -20,7 +20,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from tests.conftest import DBROUTER, ROOT, copy_demo, run_cli
+from tests.conftest import DBROUTER, ROOT, copy_demo, copy_project, run_cli
 
 
 @pytest.fixture(scope="module")
@@ -148,14 +148,7 @@ def test_sigkill_during_dbt_stops_dbt_keeps_the_old_kb_and_the_next_build_cleans
 
 @pytest.mark.slow
 def test_a_failing_dbt_test_keeps_the_old_kb(kb, tmp_path):
-    project = tmp_path / "project"
-    project.mkdir()
-    for item in ("dbt_project.yml", "profiles.example.yml", "models", "macros", "seeds", "tests/dbt", "analyses"):
-        src, dest = ROOT / item, project / item
-        if src.is_dir():
-            shutil.copytree(src, dest, symlinks=True)
-        else:
-            shutil.copyfile(src, dest)
+    project = copy_project(tmp_path / "project")
     # a data test on a mart: it fails after raw, staging and kb_databases have been rebuilt
     (project / "tests" / "dbt" / "assert_injected_failure.sql").write_text(
         "select db_id from {{ ref('kb_databases') }}\n")

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import sqlite3
 
 import duckdb
 import pytest
 
-from tests.conftest import ROOT, copy_demo, run_cli
+from tests.conftest import ROOT, copy_demo, copy_project, run_cli
 
 pytestmark = pytest.mark.slow
 
@@ -185,15 +184,7 @@ def test_bad_sources_are_reported_and_the_rest_builds(tmp_path):
 
 
 def test_empty_seeds_build(tmp_path):
-    project = tmp_path / "project"
-    project.mkdir()
-    # tests/dbt only (the project's test-paths): the rest of tests/ is not part of the dbt project
-    for item in ("dbt_project.yml", "profiles.example.yml", "models", "macros", "seeds", "tests/dbt", "analyses"):
-        src, dest = ROOT / item, project / item
-        if src.is_dir():
-            shutil.copytree(src, dest, symlinks=True)
-        else:
-            shutil.copyfile(src, dest)
+    project = copy_project(tmp_path / "project")
     (project / "seeds" / "examples.csv").write_text("db_id,question,sql\n")
     (project / "seeds" / "domain_statements.csv").write_text("db_id,statement\n")
     sources = copy_demo(tmp_path / "src")
