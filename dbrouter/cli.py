@@ -148,6 +148,7 @@ def cmd_route(args) -> int:
 def cmd_statements_add(args) -> int:
     from dbrouter.build import lock_conflict_message
     from dbrouter.errors import WarehouseError
+    from dbrouter.retrieval import require_database
     from dbrouter.store import add_statement
 
     statement = read_stdin().rstrip("\r\n") if args.statement == "-" else args.statement
@@ -159,10 +160,7 @@ def cmd_statements_add(args) -> int:
             raise
         raise DbrouterError(msg) from exc
     try:
-        known = {r[0] for r in con.execute("select db_id from kb_databases").fetchall()}
-        if args.db not in known:
-            raise DbrouterError(f"database {args.db!r} is not in the knowledge base ({len(known)} known); "
-                                "check --db or ingest it first")
+        require_database(con, args.db)
         try:
             add_statement(con, args.db, statement)
         except ValueError as exc:

@@ -146,12 +146,11 @@ def _clash_with_kept(snap: DatabaseSnapshot, kept: dict[str, DatabaseSnapshot], 
     if not others:
         return [], "", ""
     mine = _keys(snap)
-    for other_id in others:
-        if other_id in kept:
-            theirs = _keys(kept[other_id])
-            clash = sorted((k, mine[k]) for k in mine if k in theirs)
-            if clash:
-                return clash, other_id, theirs[clash[0][0]]
+    for other_id in others:  # all in kept (filtered above)
+        theirs = _keys(kept[other_id])
+        clash = sorted((k, mine[k]) for k in mine if k in theirs)
+        if clash:
+            return clash, other_id, theirs[clash[0][0]]
     return [], "", ""
 
 

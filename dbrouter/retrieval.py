@@ -125,5 +125,5 @@ def require_database(con, db: str) -> None:
     known = [r[0] for r in con.execute("select db_id from kb_databases order by db_id").fetchall()]
     if db not in known:
         close = difflib.get_close_matches(db, known, n=3)
-        hint = f"; did you mean {', '.join(close)}?" if close else f" ({len(known)} databases known)"
-        raise DbrouterError(f"database {db!r} is not in the knowledge base{hint}")
+        hint = f"; did you mean {', '.join(close)}?" if close else f" ({len(known)} databases known)."
+        raise DbrouterError(f"database {db!r} is not in the knowledge base{hint} Check --db, or ingest it first")

@@ -41,6 +41,8 @@ def test_add_statement_then_build_keeps_original_and_flags_unknown_columns(tmp_p
             "famous refers to orchestra.Fame_Level = 'high'")
     bad = run_cli("statements", "add", "--warehouse", str(wh), "--db", "orchestra", "   ", check=False)
     assert bad.returncode == 2 and "empty" in bad.stderr
+    typo = run_cli("statements", "add", "--warehouse", str(wh), "--db", "orchestr", "x refers to y", check=False)
+    assert typo.returncode == 2 and "'orchestr' is not in the knowledge base; did you mean orchestra" in typo.stderr
     second = run_cli("build", "--sources", str(sources), "--warehouse", str(wh))
     assert "dbrouter: embedded 2 new or changed documents" in second.stdout
     listing = run_cli("statements", "list", "--warehouse", str(wh), "--db", "orchestra").stdout
