@@ -8,7 +8,8 @@ Configuration (environment):
 * ``DBROUTER_LLM_API_KEY`` - key (default ``not-needed`` for local servers).
 * ``DBROUTER_LLM_TIMEOUT`` - seconds per call (default 30).
 * ``DBROUTER_LLM_CACHE`` - cache folder (default ``.dbrouter/llm-cache``); answers are cached by
-  a hash of (model, messages), so a second run makes no calls.
+  a hash of (model, messages, temperature, sample index), so a second run makes no calls and
+  replays the same sampled candidates.
 
 Routing (``route_query``) never calls this: only CLI steps do.
 """
@@ -40,6 +41,19 @@ class LLMStats:
     calls: int = 0
     cache_hits: int = 0
     failures: int = 0
+    prompt_tokens: int = 0
+    """Tokens of the prompts sent (from the responses' ``usage``; cached answers add none)."""
+    completion_tokens: int = 0
+
+
+@dataclass
+class Completion:
+    """One answer of :meth:`LLMClient.chat` with its token usage (0 when the endpoint reports none)."""
+
+    text: str
+    prompt_tokens: int
+    completion_tokens: int
+    cached: bool
 
 
 @dataclass
@@ -84,8 +98,16 @@ class LLMClient:
                    budget=_env_seconds("DBROUTER_LLM_BUDGET", 120.0),
                    concurrency=max(1, int(_env_seconds("DBROUTER_LLM_CONCURRENCY", 4) or 1)))
 
-    def _key(self, messages: list[dict]) -> str:
-        blob = json.dumps({"model": self.model, "messages": messages}, sort_keys=True)
+    def _key(self, messages: list[dict], temperature: float = 0.0, sample: int = 0) -> str:
+        """The cache key: a hash of model and messages, plus temperature and sample index when not 0.
+
+        (model, messages) alone is the key of a temperature-0 first answer, so caches written by
+        :meth:`complete` before sampling existed stay valid.
+        """
+        spec: dict = {"model": self.model, "messages": messages}
+        if temperature or sample:
+            spec.update(temperature=temperature, sample=sample)
+        blob = json.dumps(spec, sort_keys=True)
         return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
     def _time_left(self) -> float:
@@ -129,12 +151,44 @@ class LLMClient:
                 command's time budget is used up, or an earlier call found the endpoint down.
         """
         messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
-        key = self._key(messages)
+        return self.chat(messages, use_cache=use_cache).text
+
+    def chat(self, messages: list[dict], temperature: float = 0.0, sample: int = 0,
+             use_cache: bool = True) -> Completion:
+        """One chat completion of a (multi-turn) conversation, served from the cache when possible.
+
+        Args:
+            messages: ``[{"role": "system"|"user"|"assistant", "content": str}, ...]``.
+            temperature: sampling temperature.
+            sample: the sample index; N samples of one conversation are N cached answers, so a
+                rerun replays the same candidates from the cache.
+            use_cache: read the cache (a retry after a malformed answer passes False); the answer
+                is written to the cache either way.
+
+        Returns:
+            The :class:`Completion`; a cached one has ``cached=True`` and adds no tokens to
+            :attr:`stats` (its ``prompt_tokens``/``completion_tokens`` are those of the original call).
+
+        Raises:
+            LLMUnavailable: the endpoint is unreachable, timed out or returned an error, the
+                command's time budget is used up, or an earlier call found the endpoint down.
+        """
+        key = self._key(messages, temperature, sample)
         path = self.cache_dir / key[:2] / f"{key}.json"
         if use_cache and path.is_file():
+            stored = json.loads(path.read_text())
             with self._lock:
                 self.stats.cache_hits += 1
-            return json.loads(path.read_text())["answer"]
+            return Completion(stored["answer"], int(stored.get("prompt_tokens", 0)),
+                              int(stored.get("completion_tokens", 0)), cached=True)
+        done = self._call(messages, temperature)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps({"model": self.model, "answer": done.text, "prompt_tokens": done.prompt_tokens,
+                                    "completion_tokens": done.completion_tokens}))
+        return done
+
+    def _call(self, messages: list[dict], temperature: float) -> Completion:
+        """Ask the endpoint (no cache), counting the call, its tokens and failures in :attr:`stats`."""
         import openai
 
         timeout = self._time_left()
@@ -142,7 +196,7 @@ class LLMClient:
         with self._lock:
             self.stats.calls += 1
         try:
-            resp = client.chat.completions.create(model=self.model, messages=messages, temperature=0)
+            resp = client.chat.completions.create(model=self.model, messages=messages, temperature=temperature)
             answer = resp.choices[0].message.content or ""
         except Exception as exc:  # openai raises many classes: connection, timeout, status
             budget_cut = isinstance(exc, openai.APITimeoutError) and timeout < self.timeout
@@ -155,9 +209,13 @@ class LLMClient:
                                      "a call (DBROUTER_LLM_BUDGET): the rest takes the rule-based path") from exc
             raise LLMUnavailable(f"LLM at {self.base_url} failed ({type(exc).__name__}: {exc}); "
                                  "check DBROUTER_LLM_BASE_URL or unset it to use the rule-based path") from exc
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps({"model": self.model, "answer": answer}))
-        return answer
+        usage = getattr(resp, "usage", None)
+        prompt = int(getattr(usage, "prompt_tokens", 0) or 0)
+        completion = int(getattr(usage, "completion_tokens", 0) or 0)
+        with self._lock:
+            self.stats.prompt_tokens += prompt
+            self.stats.completion_tokens += completion
+        return Completion(answer, prompt, completion, cached=False)
 
 
 def _env_seconds(name: str, default: float) -> float | None:

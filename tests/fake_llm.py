@@ -2,7 +2,8 @@
 
 ``FakeLLM(responder)`` serves ``POST /v1/chat/completions``; ``responder(system, user)`` returns
 the answer text, or raises ``Slow(seconds, text)`` to answer late, or ``Broken(status)`` to fail.
-Every request is recorded in ``.requests``.
+Every request is recorded in ``.requests``. ``FakeLLM(responder, conversation=True)`` passes the
+whole message list instead: ``responder(messages)`` (multi-turn repair, sampling).
 """
 
 from __future__ import annotations
@@ -34,8 +35,9 @@ class _QuietServer(ThreadingHTTPServer):
 
 
 class FakeLLM:
-    def __init__(self, responder: Callable[[str, str], str]) -> None:
+    def __init__(self, responder: Callable[..., str], conversation: bool = False) -> None:
         self.responder = responder
+        self.conversation = conversation
         self.requests: list[dict] = []
         fake = self
 
@@ -50,7 +52,7 @@ class FakeLLM:
                 system = next((m["content"] for m in msgs if m["role"] == "system"), "")
                 user = next((m["content"] for m in msgs if m["role"] == "user"), "")
                 try:
-                    text = fake.responder(system, user)
+                    text = fake.responder(msgs) if fake.conversation else fake.responder(system, user)
                 except Slow as slow:
                     time.sleep(slow.seconds)
                     text = slow.text
