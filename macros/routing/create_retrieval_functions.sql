@@ -1,6 +1,7 @@
 {#-
   Creates the retrieval entry points in the warehouse (run from `on-run-end`); each is its own
-  macro (retrieve_statements_function, retrieve_examples_function) that this one assembles:
+  macro (retrieve_statements_function, retrieve_examples_function, retrieve_columns_function)
+  that this one assembles:
 
     retrieve_statements(question, db, k := 4)
         Sub-string based retrieval (SbR) of domain statements: the question's numbers and dates
@@ -20,6 +21,11 @@
                           normalised questions (documented lexical/embedding re-rank: no
                           cross-encoder weights can be installed offline).
         Thresholds come from kb_example_thresholds. db NULL searches every database.
+
+    retrieve_columns(question, db, k := 10, exclude := [])
+        The top-k columns of database db by cosine of the question to the column documents,
+        skipping the 'table.column' names in exclude (case-insensitive). Schema linking's
+        vector store (dbrouter.linking).
 -#}
 {% macro create_retrieval_functions() -%}
   {{ return(adapter.dispatch('create_retrieval_functions', 'dbrouter')()) }}
@@ -34,4 +40,6 @@
 {{ dbrouter.retrieve_statements_function() }};
 
 {{ dbrouter.retrieve_examples_function() }};
+
+{{ dbrouter.retrieve_columns_function() }};
 {%- endmacro %}

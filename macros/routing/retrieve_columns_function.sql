@@ -1,0 +1,46 @@
+{#-
+  `retrieve_columns(question, db, k := 10, exclude := [])`: the top-k columns of one database by
+  cosine similarity of the question to the column documents (schema linking's vector-store
+  environment; the agentic linker's `retrieve_schema` passes every column it has already seen in
+  `exclude`, as lower-case 'table.column' names).
+
+  Consumes: kb_columns, kb_document_embeddings; UDFs embed(), dbrouter_embedder().
+  Produces: the CREATE MACRO statement (no trailing semicolon) of a table macro returning
+    (rank, db_id, table_name, column_name, data_type, is_primary_key, is_foreign_key,
+     references_text, column_description, value_description, sample_values, score).
+-#}
+{% macro retrieve_columns_function() -%}
+  {{ return(adapter.dispatch('retrieve_columns_function', 'dbrouter')()) }}
+{%- endmacro %}
+
+{% macro default__retrieve_columns_function() -%}
+  {{ exceptions.raise_compiler_error("retrieve_columns_function: adapter " ~ adapter.type() ~ " is not supported yet (argument: none); DuckDB is supported") }}
+{%- endmacro %}
+
+{#- DuckDB: list_contains over the lower-cased exclusion list keeps the macro one statement;
+    ties order by table and column name so a run is reproducible. -#}
+{% macro duckdb__retrieve_columns_function() -%}
+create or replace macro retrieve_columns(question, db, k := 10, exclude := []) as table
+with q as materialized (
+    select embed(left(cast(question as varchar), {{ var('dbrouter__max_question_chars') | int }})) as v,
+        dbrouter_embedder() as model
+    where nullif(trim(cast(question as varchar)), '') is not null
+),
+scored as (
+    select c.*, {{ dbrouter.cosine_similarity('d.embedding', 'q.v') }} as sim
+    from {{ dbrouter.kb_relation('kb_columns') }} as c
+    join {{ dbrouter.kb_relation('kb_document_embeddings') }} as d on d.document_id = 'column:' || c.column_key
+    cross join q
+    where c.db_id = db and d.embedding_model = q.model and q.v is not null
+      and not list_contains(list_transform(coalesce(exclude, []), lambda x: lower(cast(x as varchar))),
+                            lower(c.table_name || '.' || c.column_name))
+)
+select
+    cast(row_number() over (order by sim desc, table_name, column_name) as integer) as rank,
+    db_id, table_name, column_name, data_type, is_primary_key, is_foreign_key, references_text,
+    column_description, value_description, sample_values, round(cast(sim as double), 4) as score
+from scored
+where not isnan(sim)
+order by sim desc, table_name, column_name
+limit greatest(coalesce(k, 10), 0)
+{%- endmacro %}
