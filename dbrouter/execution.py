@@ -150,7 +150,13 @@ _DENIED_SUFFIXES = ("_scan", "_attach")
 _FILE_NAME = re.compile(r"[/\\:]|\.(csv|tsv|txt|parquet|json|jsonl|ndjson|gz|zst|zip|xlsx?|db|sqlite3?|duckdb|"
                         r"arrow|avro|orc|ipc|feather)$", re.IGNORECASE)
 _FIRST_WORD = re.compile(r"^(?:\s|--[^\n]*(?:\n|$)|/\*.*?\*/|\()*([A-Za-z_]+)", re.DOTALL)
-_QUERY_WORDS = {"SELECT", "WITH", "FROM", "VALUES", "TABLE"}
+_NON_QUERY_WORDS = {
+    "INSERT", "UPDATE", "DELETE", "MERGE", "CREATE", "DROP", "ALTER", "TRUNCATE", "REPLACE", "UPSERT", "PRAGMA",
+    "ATTACH", "DETACH", "COPY", "INSTALL", "LOAD", "EXPORT", "IMPORT", "SET", "RESET", "CALL", "VACUUM",
+    "CHECKPOINT", "BEGIN", "COMMIT", "ROLLBACK", "START", "END", "ABORT", "SAVEPOINT", "RELEASE", "EXPLAIN",
+    "ANALYZE", "REINDEX", "DESCRIBE", "SHOW", "SUMMARIZE", "USE", "GRANT", "REVOKE", "COMMENT", "PREPARE",
+    "EXECUTE", "DEALLOCATE", "FORCE", "UPDATE_EXTENSIONS", "PIVOT", "UNPIVOT",
+}
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
@@ -245,6 +251,26 @@ def _statement_text(sql: str, dialect: str) -> str:
     return sql[: tokens[-1].end + 1].strip() if tokens else sql.strip()
 
 
+def _unparseable_reason(sql: str, dialect: str, exc: Exception) -> str:
+    """Why SQL sqlglot cannot parse is refused: a statement keyword or a denied function when one is
+    visible (``EXPORT DATABASE``, ``glob(...)`` in SQLite), else ``cannot parse: <sqlglot message>``."""
+    import sqlglot
+    from sqlglot.tokens import TokenType
+
+    word = _first_word(sql)
+    if word in _NON_QUERY_WORDS:
+        return f"{word} statement (not a query)"
+    try:
+        tokens = sqlglot.Dialect.get_or_raise(dialect).tokenize(sql)
+    except Exception:  # noqa: BLE001 - the tokenizer failing is reported as the parse error below
+        tokens = []
+    for tok, nxt in zip(tokens, tokens[1:]):
+        if nxt.token_type == TokenType.L_PAREN and _denied_function(tok.text.lower()):
+            return f"function {tok.text.lower()}() can read or write files, the network or the environment"
+    message = " ".join(_ANSI.sub("", str(exc)).split())
+    return f"cannot parse: {message}"
+
+
 def check_read_only(sql: str, dialect: str) -> str:
     """Return the single read-only statement in ``sql`` or raise :class:`UnsafeSQL`.
 
@@ -271,11 +297,7 @@ def check_read_only(sql: str, dialect: str) -> str:
     try:
         statements = _parse(sql, dialect)
     except SqlglotError as exc:
-        word = _first_word(sql)
-        if word and word not in _QUERY_WORDS:
-            raise UnsafeSQL(f"{word} statement (not a query)") from None
-        message = " ".join(_ANSI.sub("", str(exc)).split())
-        raise UnsafeSQL(f"cannot parse: {message}") from None
+        raise UnsafeSQL(_unparseable_reason(sql, dialect, exc)) from None
     if not statements:
         raise UnsafeSQL("empty SQL (only comments or semicolons)")
     if len(statements) > 1:
@@ -325,6 +347,10 @@ def has_order_by(sql: str, dialect: str) -> bool:
 # ---------------------------------------------------------------------------------------------
 # execute
 
+# SQLite functions touching files or extensions (the CLI's readfile/writefile/edit/fsdir/zipfile, an
+# application's load_extension, fts3_tokenizer); not _denied_function: SQLite's glob() is `x GLOB 'p*'`.
+_SQLITE_DENIED_FUNCTIONS = {"load_extension", "readfile", "writefile", "edit", "fts3_tokenizer", "fsdir", "zipfile",
+                            "sqlar_compress", "sqlar_uncompress", "shell", "system"}
 _SQLITE_ALLOWED = {sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_FUNCTION, sqlite3.SQLITE_RECURSIVE}
 
 
@@ -332,7 +358,7 @@ def _sqlite_authorizer(action: int, arg1, arg2, _db, _trigger) -> int:
     """Allow reads only: no write, ATTACH, PRAGMA, transaction, or file/extension function."""
     if action not in _SQLITE_ALLOWED:
         return sqlite3.SQLITE_DENY
-    if action == sqlite3.SQLITE_FUNCTION and _denied_function(str(arg2 or "").lower()):
+    if action == sqlite3.SQLITE_FUNCTION and str(arg2 or "").lower() in _SQLITE_DENIED_FUNCTIONS:
         return sqlite3.SQLITE_DENY
     return sqlite3.SQLITE_OK
 
