@@ -145,6 +145,34 @@ def cmd_route(args) -> int:
     return 0
 
 
+def cmd_ask(args) -> int:
+    """`ask`: answer a question with SQL. Exit 0 answered, 2 SQL generation needs an LLM, 1 an error."""
+    import duckdb
+
+    from dbrouter.answer import ask, format_answer
+    from dbrouter.llm import LLMClient
+
+    try:
+        llm = LLMClient.from_env()
+        con = _connect(args)
+        try:
+            answer = ask(con, args.question, args.db, args.linker, llm, args.candidates, args.repair_turns)
+        finally:
+            con.close()
+    except DbrouterError as exc:
+        err(f"dbrouter: error: {exc}")
+        return 1
+    except duckdb.Error as exc:
+        err(f"dbrouter: error: the warehouse query failed: {' '.join(str(exc).split())}. Check the embedder "
+            "(the one the knowledge base was built with) or rebuild the warehouse with `dbrouter build`")
+        return 1
+    print(json.dumps(answer.to_json(), default=str) if args.json else format_answer(answer), flush=True)
+    if answer.status == "ok":
+        return 0
+    err(f"dbrouter: {'error: ' if answer.status != 'needs_llm' else ''}{shown(answer.error)}")
+    return 2 if answer.status == "needs_llm" else 1
+
+
 def cmd_statements_add(args) -> int:
     from dbrouter.build import lock_conflict_message
     from dbrouter.errors import WarehouseError
@@ -322,6 +350,24 @@ def cmd_eval_scale(args) -> int:
     return 0
 
 
+def cmd_eval_sql(args) -> int:
+    """`eval sql`: execution accuracy of the generated SQL; needs an LLM (checked before anything is built)."""
+    from dbrouter.eval.benchmark import load_benchmark
+    from dbrouter.eval.sql import NO_LLM, eval_sql, sql_report
+    from dbrouter.llm import LLMClient
+
+    llm = LLMClient.from_env()
+    if llm is None:
+        raise DbrouterError(NO_LLM)
+    bench = load_benchmark(_benchmark_path(args))
+    result = eval_sql(bench, Path(args.workdir) / f"{bench.name}-sql", args.embedder, llm, args.limit,
+                      args.candidates, args.repair_turns)
+    command = f"dbrouter eval sql --benchmark {_bench_arg(args)} --candidates {args.candidates} " \
+              f"--repair-turns {args.repair_turns}"
+    _publish(args, sql_report(result, command), args.limit)
+    return 0
+
+
 def cmd_eval_retrieval(args) -> int:
     """`eval statements` / `eval examples`: evaluate, print, record (whole splits only)."""
     from dbrouter.eval.benchmark import load_benchmark
@@ -383,6 +429,18 @@ def parser() -> argparse.ArgumentParser:
                    help="require the LLM phrase mapper (default: used when DBROUTER_LLM_BASE_URL is set)")
     g.add_argument("--no-llm", action="store_true", help="never call an LLM, even when one is configured")
     sp.set_defaults(func=cmd_route)
+    sp = sub.add_parser("ask", help="answer a question with SQL on the database routing picks (or --db); "
+                        "exit 0 answered, 2 needs an LLM, 1 error")
+    common(sp)
+    sp.add_argument("question", nargs="?")
+    sp.add_argument("--db", help="answer from this database (default: route the question)")
+    sp.add_argument("--linker", choices=["retrieval", "agent"], default="retrieval",
+                    help="schema linking: LLM-free retrieval (default) or the agent (needs an LLM)")
+    sp.add_argument("--candidates", type=int, default=5, help="SQL candidates to sample and vote on (default 5)")
+    sp.add_argument("--repair-turns", type=int, default=3,
+                    help="times a failing candidate gets its error back to fix it (default 3)")
+    sp.add_argument("--json", action="store_true", help="print the answer as one JSON object")
+    sp.set_defaults(func=cmd_ask)
 
     st = sub.add_parser("statements", help="domain statements: add, list, structure with an LLM")
     stsub = st.add_subparsers(dest="statements_command", required=True)
@@ -411,7 +469,8 @@ def parser() -> argparse.ArgumentParser:
                                  ("build", cmd_eval_build, "KB build, no-op rebuild, one-database change"),
                                  ("scale", cmd_eval_scale, "synthetic repository of many databases: build, latency, memory"),
                                  ("statements", cmd_eval_retrieval, "statement retrieval: SbR vs cosine vs BM25"),
-                                 ("examples", cmd_eval_retrieval, "example cascade: per-stage firing and precision")):
+                                 ("examples", cmd_eval_retrieval, "example cascade: per-stage firing and precision"),
+                                 ("sql", cmd_eval_sql, "execution accuracy (EX) of generated SQL; needs an LLM")):
         sp = evsub.add_parser(name, help=helptext)
         sp.add_argument("--benchmark", help="benchmark directory (or $DBROUTER_BENCHMARK)")
         sp.add_argument("--embedder", choices=["minilm", "m2v", "hash"])
@@ -423,7 +482,10 @@ def parser() -> argparse.ArgumentParser:
                             choices=["in-domain", "schema-only", "cross-domain", "all"])
         if name == "scale":
             sp.add_argument("--databases", type=int, default=10_000, help="synthetic databases (default 10000)")
-        if name in ("route", "statements", "examples"):
+        if name == "sql":
+            sp.add_argument("--candidates", type=int, default=5, help="SQL candidates per question (default 5)")
+            sp.add_argument("--repair-turns", type=int, default=3, help="repair turns per candidate (default 3)")
+        if name in ("route", "statements", "examples", "sql"):
             sp.add_argument("--limit", type=int, help="only the first N test questions (smoke runs; not recorded)")
         sp.set_defaults(func=func)
     return p

@@ -110,6 +110,14 @@ class LLMClient:
         blob = json.dumps(spec, sort_keys=True)
         return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
+    def restart_budget(self) -> None:
+        """Start a new time budget (:attr:`budget`) from the next call: one per question of an eval.
+
+        An endpoint found down stays down (it is not asked again).
+        """
+        with self._lock:
+            self._deadline = None
+
     def _time_left(self) -> float:
         """The timeout for the next call: the per-call timeout, cut to what is left of the budget.
 
