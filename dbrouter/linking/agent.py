@@ -46,6 +46,10 @@ _FENCE = re.compile(r"^```[A-Za-z]*\s*\n?(.*?)\n?\s*```$", re.S)
 _KEYWORD = re.compile(r"^(?:sql_query|sql|query|natural_language_query|text|schemas?|columns?)\s*=\s*", re.I)
 
 
+class AgentConfigError(DbrouterError):
+    """A parameter of the agentic linker is out of range (the message names it and the allowed range)."""
+
+
 class ChatModel(Protocol):
     """What the agent needs of an LLM: :meth:`dbrouter.llm.LLMClient.chat`."""
 
@@ -144,15 +148,19 @@ def _parse_block(block: str, turn: ParsedTurn) -> None:
 
 def _closing_paren(text: str, start: int, quotes: bool) -> int | None:
     """Index of the ``)`` closing the ``(`` at ``start``; with ``quotes``, brackets inside '...',
-    "..." and `...` do not count. None when it is never closed."""
-    depth, quote = 0, None
-    for i in range(start, len(text)):
+    "...", `...` and ``--`` line comments do not count. None when it is never closed."""
+    depth, quote, i = 0, None, start - 1
+    while (i := i + 1) < len(text):
         ch = text[i]
         if quote:
             if ch == quote:
                 quote = None  # a doubled quote ('') closes and reopens: same result
         elif quotes and ch in "'\"`":
             quote = ch
+        elif quotes and text.startswith("--", i):  # a line comment (its apostrophes are not quotes)
+            i = text.find("\n", i)
+            if i < 0:
+                return None
         elif ch == "(":
             depth += 1
         elif ch == ")":
@@ -179,7 +187,7 @@ def split_column_names(argument: str, db: str) -> list[str]:
 
     Args:
         argument: names separated by semicolons, commas or new lines, each maybe quoted.
-        db: the database id (a ``db.table.column`` name loses its ``db.`` prefix).
+        db: the database id (a ``db.table.column`` or ``main.table.column`` name loses its prefix).
 
     Returns:
         Names in order, without duplicates (case-insensitive).
@@ -188,7 +196,7 @@ def split_column_names(argument: str, db: str) -> list[str]:
     for part in re.split(r"[;,\n]", argument):
         name = re.sub(r"[`\"'\[\]]", "", part).strip()
         pieces = name.split(".")
-        if len(pieces) > 2 and pieces[0].lower() == db.lower():
+        if len(pieces) > 2 and pieces[0].lower() in (db.lower(), "main"):
             name = ".".join(pieces[1:])
         if name:
             names.setdefault(name.lower(), name)
@@ -210,6 +218,7 @@ class _State:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     malformed: int = 0
+    turn: int = 0
 
     def see(self, columns: Sequence[SchemaColumn]) -> None:
         for col in columns:
@@ -261,13 +270,14 @@ def kb_environment(con, target: "Target | None", db: str, sql_timeout: float = 1
                             dialect=target.dialect if target is not None else None, sql_timeout=sql_timeout)
 
 
-def link_schema_agent(con, llm: ChatModel, target: "Target | None", question: str, db: str, n_initial: int = 30,
+def link_schema_agent(con, llm: ChatModel | None, target: "Target | None", question: str, db: str, n_initial: int = 30,
                       m: int = 3, max_turns: int = 10, sql_timeout: float = 10.0) -> LinkedSchema:
     """Link ``question`` to columns of ``db`` with the AutoLink agent.
 
     Args:
         con: connection from :func:`dbrouter.connect`.
-        llm: the chat model (:class:`dbrouter.llm.LLMClient`).
+        llm: the chat model (:class:`dbrouter.llm.LLMClient`), or None (no LLM configured: the
+            LLM-free linker's result, with a note).
         target: where exploration SQL runs, or None (no data source: exploration unavailable).
         question: the user's question.
         db: the database id.
@@ -279,18 +289,21 @@ def link_schema_agent(con, llm: ChatModel, target: "Target | None", question: st
     Returns:
         :class:`LinkedSchema` with ``method='agent'``; when the LLM fails, the LLM-free linker's
         columns plus those the agent added (a note says so).
+
+    Raises:
+        AgentConfigError: ``n_initial``, ``m`` or ``max_turns`` is out of range.
     """
     env = kb_environment(con, target, db, sql_timeout)
     return run_agent(env, llm, question, db, n_initial=n_initial, m=m, max_turns=max_turns)
 
 
-def run_agent(env: AgentEnvironment, llm: ChatModel, question: str, db: str, n_initial: int = 30, m: int = 3,
+def run_agent(env: AgentEnvironment, llm: ChatModel | None, question: str, db: str, n_initial: int = 30, m: int = 3,
               max_turns: int = 10) -> LinkedSchema:
     """Algorithm 1 on an injected environment (see :func:`link_schema_agent`).
 
     Args:
         env: the environment.
-        llm: the chat model.
+        llm: the chat model, or None (the LLM-free linker answers, with a note).
         question: the user's question.
         db: the database id.
         n_initial: columns of the initial schema.
@@ -300,19 +313,26 @@ def run_agent(env: AgentEnvironment, llm: ChatModel, question: str, db: str, n_i
     Returns:
         :class:`LinkedSchema` (``method='agent'``). Token counts are those of the answers (a cached
         answer counts its original call's usage; notes say how many were cached).
+
+    Raises:
+        AgentConfigError: ``n_initial``, ``m`` or ``max_turns`` is out of range.
     """
-    initial = env.retrieve(question, n_initial, [])
+    _check_limits(n_initial, m, max_turns)
     state = _State()
+    if llm is None:
+        return _fallback(env, question, db, state, "no LLM is configured (DBROUTER_LLM_BASE_URL unset)")
+    initial = env.retrieve(question, n_initial, [])
     state.see(initial)
     state.linked.update((c.name.lower(), c) for c in initial)
     system, user = agent_prompt(question, db, env.tables(), env.render(initial), len(initial), m, max_turns,
                                 env.dialect, env.sql_timeout, sql_available=env.run_sql is not None)
     messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
     for turn in range(1, max_turns + 1):
+        state.turn = turn
         try:
             done = llm.chat(messages)
         except LLMUnavailable as exc:
-            return _fallback(env, question, db, state, turn, exc)
+            return _fallback(env, question, db, state, f"the LLM failed at turn {turn} ({exc})")
         state.count(done)
         messages.append({"role": "assistant", "content": done.text})
         played = _play_turn(env, state, parse_turn(done.text), db, m, turn, max_turns)
@@ -320,6 +340,13 @@ def run_agent(env: AgentEnvironment, llm: ChatModel, question: str, db: str, n_i
             return _result(db, state, f"stopped by @stop at turn {turn} of {max_turns}")
         messages.append({"role": "user", "content": played.observation})
     return _result(db, state, f"stopped: max turns ({max_turns}) reached without @stop")
+
+
+def _check_limits(n_initial: int, m: int, max_turns: int) -> None:
+    """Raise :class:`AgentConfigError` unless n_initial >= 0, m >= 1 and max_turns >= 1 (integers)."""
+    for name, value, low in (("n_initial", n_initial, 0), ("m", m, 1), ("max_turns", max_turns, 1)):
+        if not isinstance(value, int) or isinstance(value, bool) or value < low:
+            raise AgentConfigError(f"{name} must be an integer >= {low}, not {value!r}")
 
 
 def _play_turn(env: AgentEnvironment, state: _State, parsed: ParsedTurn, db: str, m: int, turn: int,
@@ -386,6 +413,7 @@ def _add(env: AgentEnvironment, state: _State, names: list[str], db: str) -> str
     if len(new) < len(found):
         lines.append("already linked: " + ", ".join(c.name for c in found if c not in new))
     if unknown:
+        state.notes.append(f"turn {state.turn}: unknown column(s) not added: {', '.join(unknown)}")
         lines.append(f"[ERROR: unknown column(s), not added (no such table.column in {db}): {', '.join(unknown)}; "
                      "use table.column names from the table list and the schema shown]")
     lines.append(f"The linked schema has {len(state.linked)} column(s).")
@@ -421,14 +449,13 @@ def _summary(state: _State) -> list[str]:
     return notes
 
 
-def _fallback(env: AgentEnvironment, question: str, db: str, state: _State, turn: int,
-              exc: LLMUnavailable) -> LinkedSchema:
-    """The LLM-free linker's columns plus those the agent added, after the LLM failed at ``turn``."""
+def _fallback(env: AgentEnvironment, question: str, db: str, state: _State, reason: str) -> LinkedSchema:
+    """The LLM-free linker's columns plus those the agent added, when the LLM failed or there is none."""
     base = env.link_without_llm(question)
     columns = {c.name.lower(): c for c in base.columns}
     for key, col in state.added.items():
         columns.setdefault(key, col)
-    why = (f"fallback: the LLM failed at turn {turn} ({exc}); linked by the LLM-free linker "
+    why = (f"fallback: {reason}; linked by the LLM-free linker "
            f"({len(base.columns)} column(s)) plus {len(state.added)} column(s) the agent had added")
     notes = [why, *_summary(state), *state.notes, *(f"LLM-free linker: {n}" for n in base.notes)]
     return LinkedSchema(db, list(columns.values()), "agent", notes, state.calls + base.llm_calls,

@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 import pytest
 
 from dbrouter.execution import UnsafeSQL
-from dbrouter.linking.agent import (MAX_ACTIONS_PER_TURN, Action, AgentEnvironment, parse_turn, run_agent,
-                                    split_column_names)
+from dbrouter.linking.agent import (MAX_ACTIONS_PER_TURN, Action, AgentConfigError, AgentEnvironment, parse_turn,
+                                    run_agent, split_column_names)
 from dbrouter.linking.columns import SchemaColumn
 from dbrouter.linking.linker import LinkedSchema
 from dbrouter.llm import Completion, LLMClient, LLMUnavailable
@@ -121,6 +121,15 @@ def test_sql_with_parentheses_and_semicolons_in_strings_spanning_lines():
     assert parsed.problems == []
 
 
+def test_apostrophe_in_a_sql_line_comment_is_not_a_quote():
+    sql = "-- the singer's country\nSELECT Country FROM singer WHERE Name = 'O''Neil (jr)'"
+    parsed = parse_turn(turn(f"@explore_schema({sql})", "@stop()"))
+    assert parsed.actions == [Action("explore_schema", sql), Action("stop")]
+    # a comment that swallows the closing bracket: read by bracket depth instead
+    assert parse_turn(turn("@explore_schema(SELECT 1 -- one)")).actions == [
+        Action("explore_schema", "SELECT 1 -- one")]
+
+
 def test_apostrophe_in_a_retrieval_query_does_not_swallow_the_next_action():
     parsed = parse_turn(turn("@retrieve_schema(singer's home country)", "@add_schema(singer.Country)"))
     assert parsed.actions == [Action("retrieve_schema", "singer's home country"),
@@ -148,8 +157,8 @@ def test_malformed_answers_report_problems():
 
 def test_split_column_names():
     names = split_column_names("`singer.Name`; \"singer\".\"Age\", concert_singer.stadium.Capacity\n"
-                               "SINGER.NAME; [concert].[Year];", "concert_singer")
-    assert names == ["singer.Name", "singer.Age", "stadium.Capacity", "concert.Year"]
+                               "SINGER.NAME; [concert].[Year]; main.stadium.Name;", "concert_singer")
+    assert names == ["singer.Name", "singer.Age", "stadium.Capacity", "concert.Year", "stadium.Name"]
 
 
 # -------------------------------------------------------------------------------------------------- loop
@@ -215,6 +224,7 @@ def test_unknown_column_is_reported_and_not_added():
     assert "unknown column(s), not added (no such table.column in concert_singer): singer.Nationality" in observation
     assert "added 1 column(s): stadium.Capacity" in observation
     assert "stadium.Capacity" in linked.names and "singer.Nationality" not in linked.names
+    assert "turn 1: unknown column(s) not added: singer.Nationality" in linked.notes
 
 
 def test_unsafe_explore_sql_is_refused_in_the_observation_and_loop_continues():
@@ -276,6 +286,19 @@ def test_llm_failure_falls_back_to_llm_free_linker_plus_added_columns():
     assert linked.notes[0].startswith("fallback: the LLM failed at turn 2 (scripted outage)")
     assert "LLM-free linker: retrieval linker note" in linked.notes
     assert linked.llm_calls == 1 and linked.prompt_tokens == 10 and linked.completion_tokens == 3
+
+
+def test_no_llm_configured_gives_the_llm_free_result_with_a_note():
+    env = FakeEnv()
+    linked = run(env, None)
+    assert linked.names == ["singer.Name", "singer.Age"] and linked.llm_calls == 0
+    assert linked.notes[0].startswith("fallback: no LLM is configured") and env.retrieve_calls == []
+
+
+@pytest.mark.parametrize("kw", [{"m": 0}, {"max_turns": 0}, {"n_initial": -1}, {"m": 2.5}])
+def test_out_of_range_limits_are_errors(kw):
+    with pytest.raises(AgentConfigError, match="must be an integer >="):
+        run(FakeEnv(), ScriptedLLM([]), **kw)
 
 
 def test_token_and_call_accounting():
