@@ -9,6 +9,7 @@ Public helpers::
     dbrouter.route_with_llm(con, dbrouter.LLMClient.from_env(), "How many singers do we have?")  # LLM mapping
     dbrouter.retrieve_statements(con, "How many male singers?", "concert_singer")
     dbrouter.retrieve_examples(con, "How many singers are older than 30?", "concert_singer")
+    dbrouter.ask(con, "How many singers are older than 30?", llm=dbrouter.LLMClient.from_env())  # SQL + rows
 
 The helpers are imported on first use (PEP 562), so ``import dbrouter.errors`` (done by the UDF
 plugin) does not load the LLM client or the evaluation code.
@@ -31,6 +32,8 @@ _EXPORTS = {
     "retrieve_examples": "dbrouter.retrieval",
     "RetrievedStatement": "dbrouter.retrieval",
     "RetrievedExample": "dbrouter.retrieval",
+    "ask": "dbrouter.answer",
+    "Answer": "dbrouter.answer",
 }
 
 __all__ = list(_EXPORTS)

@@ -96,12 +96,13 @@ class SqlEvalResult:
         return {k: v for k, v in asdict(self).items() if k not in ("tokens", "millis")}
 
 
-def _skip_reason(db_id: str, dumps) -> str:
+def _skip_reason(db_id: str, dumps) -> str | None:
+    """Why questions of ``db_id`` cannot be scored (None: they can)."""
     if db_id in dumps.failed:
-        return "dump failed to load"
+        return "no sql/<db_id>.sql dump" if dumps.failed[db_id].startswith("no dump file") else "dump failed to load"
     if db_id in dumps.empty:
         return "database has no rows"
-    return "no sql/<db_id>.sql dump"
+    return None if db_id in dumps.paths else "no sql/<db_id>.sql dump"
 
 
 def eval_sql(bench: Benchmark, workdir: Path, embedder: str | None, llm, limit: int | None = None, n: int = 5,
@@ -125,39 +126,85 @@ def eval_sql(bench: Benchmark, workdir: Path, embedder: str | None, llm, limit: 
         DbrouterError: no LLM, no dump could be loaded, or the LLM failed for every candidate of a
             question (the endpoint is down: the run stops rather than scoring failures as wrong).
     """
-    from dbrouter.eval.dumps import load_dumps, targets
     from dbrouter.warehouse import connect
 
     if llm is None:
         raise DbrouterError(NO_LLM)
     questions = bench.test[:limit] if limit else bench.test
+    dumps = prepare(bench, workdir, embedder, questions, log)
+    con = connect(workdir / "kb.duckdb", embedder=embedder)
+    try:
+        return evaluate(con, bench.name, questions, dumps, llm, n, repair_turns, log)
+    finally:
+        con.close()
+
+
+def prepare(bench: Benchmark, workdir: Path, embedder: str | None, questions: list[Question], log: Log = err):
+    """Load the dumps of the questions' databases and build the evaluation KB (``workdir/kb.duckdb``).
+
+    Args:
+        bench: the benchmark.
+        workdir: evaluation folder (created).
+        embedder: embedder name.
+        questions: the questions to evaluate (their databases' dumps are loaded).
+        log: progress output.
+
+    Returns:
+        The :class:`dbrouter.eval.dumps.DumpSet`.
+
+    Raises:
+        DbrouterError: no dump could be loaded.
+    """
+    from dbrouter.eval.dumps import load_dumps
+
     workdir.mkdir(parents=True, exist_ok=True)
     dumps = load_dumps(bench.path, workdir / "dumps", db_ids=sorted({q.db_id for q in questions}), log=log)
-    by_db = targets(dumps)
-    if not by_db:
+    if not dumps.paths:
         raise DbrouterError(f"no database dump of {bench.path} could be loaded (sql/<db_id>.sql): eval sql needs "
                             "the benchmark's SQLite dumps")
     statements = bench.path / "domain_statements.jsonl"
     log(f"[{bench.name}] building KB: {len(bench.db_ids)} databases, {len(bench.train)} examples")
     build_kb(bench.databases_file, bench.train, workdir / "kb.duckdb", embedder, log,
              statements=statements if statements.is_file() else None)
-    result = SqlEvalResult(bench.name, llm.model, candidates=n)
-    con = connect(workdir / "kb.duckdb", embedder=embedder)
+    return dumps
+
+
+def evaluate(con, name: str, questions: list[Question], dumps, llm, n: int = 5, repair_turns: int = 3,
+             log: Log = err) -> SqlEvalResult:
+    """Score the SQL generated for each question on its gold database's loaded dump.
+
+    Args:
+        con: the evaluation KB (connection from :func:`dbrouter.connect`).
+        name: benchmark name (for the result).
+        questions: the test questions.
+        dumps: the loaded dumps (:func:`dbrouter.eval.dumps.load_dumps`).
+        llm: the client.
+        n: candidates per question.
+        repair_turns: repair turns per candidate.
+        log: progress output (every :data:`PROGRESS_EVERY` questions).
+
+    Returns:
+        The finished :class:`SqlEvalResult`.
+
+    Raises:
+        DbrouterError: the LLM failed for every candidate of a question.
+    """
+    from dbrouter.eval.dumps import targets
+
+    by_db = targets(dumps)
+    result = SqlEvalResult(name, llm.model, candidates=n)
     started = time.time()
-    try:
-        log(f"[{bench.name}] generating SQL for {len(questions)} test questions ({n} candidates, "
-            f"{repair_turns} repair turns, model {llm.model})")
-        for i, q in enumerate(questions, 1):
-            target = by_db.get(q.db_id)
-            if target is None:
-                result.skip(_skip_reason(q.db_id, dumps))
-            else:
-                score_question(con, llm, q, target, result, n, repair_turns)
-            if i % PROGRESS_EVERY == 0 or i == len(questions):
-                log(f"  {i}/{len(questions)} questions ({time.time() - started:.0f}s): EX so far "
-                    f"{result.correct}/{result.n}, {result.n_skipped} skipped")
-    finally:
-        con.close()
+    log(f"[{name}] generating SQL for {len(questions)} test questions ({n} candidates, {repair_turns} repair "
+        f"turns, model {llm.model})")
+    for i, q in enumerate(questions, 1):
+        reason = _skip_reason(q.db_id, dumps)
+        if reason:
+            result.skip(reason)
+        else:
+            score_question(con, llm, q, by_db[q.db_id], result, n, repair_turns)
+        if i % PROGRESS_EVERY == 0 or i == len(questions):
+            log(f"  {i}/{len(questions)} questions ({time.time() - started:.0f}s): EX so far "
+                f"{result.correct}/{result.n}, {result.n_skipped} skipped")
     result.seconds = round(time.time() - started, 1)
     result.finish()
     return result
