@@ -77,12 +77,18 @@ DB_ENV_NONE = ("NOT AVAILABLE for this database (it was ingested from a schema d
                "@retrieve_schema and @add_schema.")
 
 EXPLORE_EXAMPLES = {
-    "sqlite": ("Examples: SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE '%order%'; "
-               "SELECT name, type, pk FROM pragma_table_info('orders'); "
-               "SELECT * FROM pragma_foreign_key_list('orders'); SELECT DISTINCT status FROM orders LIMIT 5."),
-    "duckdb": ("Examples: SELECT table_name, column_name, data_type FROM information_schema.columns "
-               "WHERE column_name ILIKE '%price%'; SELECT DISTINCT status FROM orders LIMIT 5."),
+    "sqlite": ["SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE '%order%'",
+               "SELECT * FROM orders LIMIT 5",
+               "SELECT DISTINCT status FROM orders WHERE status LIKE '%ship%' LIMIT 5"],
+    "duckdb": ["SELECT table_name, column_name, data_type FROM information_schema.columns "
+               "WHERE column_name ILIKE '%status%'",
+               "SELECT * FROM orders LIMIT 5",
+               "SELECT DISTINCT status FROM orders WHERE status ILIKE '%ship%' LIMIT 5"],
 }
+"""Example exploration queries per dialect (each must pass :func:`dbrouter.execution.check_read_only`;
+SQLite's PRAGMA and pragma functions are refused, so column names come from ``SELECT * ... LIMIT 5``)."""
+
+EXPLORE_NOTES = {"sqlite": " PRAGMA statements and pragma_* functions are not allowed."}
 
 AGENT_USER = """\
 [Question]
@@ -125,7 +131,8 @@ def agent_prompt(question: str, db: str, tables: list[str], schema: str, n_initi
     """
     if sql_available:
         db_env = DB_ENV_SQL.format(dialect=dialect or "SQL", timeout=sql_timeout)
-        examples = EXPLORE_EXAMPLES.get(dialect, "")
+        queries = EXPLORE_EXAMPLES.get(dialect or "", [])
+        examples = ("Examples: " + "; ".join(queries) + "." if queries else "") + EXPLORE_NOTES.get(dialect or "", "")
     else:
         db_env, examples = DB_ENV_NONE, ""
     system = AGENT_SYSTEM.format(db_env=db_env, explore_examples=examples, m=m, max_turns=max_turns,

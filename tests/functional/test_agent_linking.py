@@ -121,3 +121,15 @@ def test_llm_failure_mid_dialogue_falls_back_to_the_llm_free_linker(kb_con, tmp_
     assert linked.names == base.names + [n for n in ["stadium.Highest"] if n not in base.names]
     assert linked.notes[0].startswith("fallback: the LLM failed at turn 2")
     assert linked.method == "agent" and linked.llm_calls == 1 + base.llm_calls
+
+
+@pytest.mark.parametrize("db, table, column", [("concert_singer", "stadium", "Location"),
+                                               ("headphone_store", "store", "Neighborhood")])
+def test_the_prompt_example_queries_run_on_each_dialect(kb_con, db, table, column):
+    from dbrouter.linking.prompts import EXPLORE_EXAMPLES
+
+    target = execution.target_for(kb_con, db)
+    for sql in EXPLORE_EXAMPLES[target.dialect]:
+        real = sql.replace("orders", table).replace("status", column)
+        observation = execution.format_observation(execution.execute(target, real, timeout=10))
+        assert "ERROR" not in observation, (real, observation)
