@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import time
 
 import pytest
 
@@ -133,3 +134,13 @@ def test_the_prompt_example_queries_run_on_each_dialect(kb_con, db, table, colum
         real = sql.replace("orders", table).replace("status", column)
         observation = execution.format_observation(execution.execute(target, real, timeout=10))
         assert "ERROR" not in observation, (real, observation)
+
+
+def test_exploration_honours_sql_timeout(kb_con):
+    from dbrouter.linking.agent import kb_environment
+
+    env = kb_environment(kb_con, execution.target_for(kb_con, "concert_singer"), "concert_singer", sql_timeout=0.5)
+    started = time.monotonic()
+    observation = env.run_sql("WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c")
+    assert "ERROR" in observation and "timed out" in observation
+    assert time.monotonic() - started < 10
