@@ -32,6 +32,9 @@ SCHEMA_ONLY_DIALECT = "sqlite"
 EXAMPLE_STAGES = ("exact", "normalized")
 """Example-cascade stages close enough to answer with the example's SQL when there is no LLM."""
 LINKERS = ("retrieval", "agent")
+MAX_CANDIDATES = 20
+MAX_REPAIR_TURNS = 10
+"""Bounds of ``n`` and ``repair_turns``: every candidate and turn is an LLM call."""
 NEEDS_LLM = ("SQL generation needs an LLM: set DBROUTER_LLM_BASE_URL (an OpenAI-compatible endpoint, e.g. "
              "http://127.0.0.1:8000/v1), DBROUTER_LLM_MODEL and DBROUTER_LLM_API_KEY; no example of this "
              "database matches the question closely enough (exact or normalized) to answer without one")
@@ -185,8 +188,9 @@ def ask(con, question: str | None, db: str | None = None, linker: str = "retriev
     text = check_question(question)
     if linker not in LINKERS:
         raise DbrouterError(f"unknown linker {linker!r}: use one of {', '.join(LINKERS)}")
-    if n < 1 or repair_turns < 0:
-        raise DbrouterError(f"need at least 1 candidate and 0 or more repair turns (got {n} and {repair_turns})")
+    if not (1 <= n <= MAX_CANDIDATES and 0 <= repair_turns <= MAX_REPAIR_TURNS):
+        raise DbrouterError(f"--candidates must be 1 to {MAX_CANDIDATES} and --repair-turns 0 to {MAX_REPAIR_TURNS} "
+                            f"(got {n} and {repair_turns})")
     answer = Answer(text, db or "", routed=db is None)
     if db is None:
         _route(con, answer)
@@ -349,7 +353,7 @@ def format_answer(answer: Answer) -> str:
         out += [format_table(answer.columns, answer.rows, answer.total_rows), ""]
     if answer.error:
         out += [f"{'no answer' if answer.status != 'error' else 'error'}: {shown(answer.error)}", ""]
-    routed = (f"routed (top {len(answer.routing)}: {', '.join(answer.routing)})" if answer.routed
+    routed = (f"routed; top {len(answer.routing)}: {', '.join(answer.routing)}" if answer.routed
               else "given with --db")
     out.append(f"database: {answer.db_id} ({routed})")
     out.append(f"linked columns ({len(answer.linked_columns)}): {', '.join(answer.linked_columns) or '-'}")
