@@ -114,7 +114,7 @@ def eval_sql(bench: Benchmark, workdir: Path, embedder: str | None, llm, limit: 
         workdir: evaluation folder (dump cache ``dumps/``, warehouse ``kb.duckdb``).
         embedder: embedder name.
         llm: the :class:`dbrouter.llm.LLMClient` (required).
-        limit: only the first N test questions (smoke runs).
+        limit: only the first N test questions whose database's dump loaded with rows (smoke runs).
         n: candidates per question.
         repair_turns: repair turns per candidate.
         log: progress output.
@@ -123,15 +123,25 @@ def eval_sql(bench: Benchmark, workdir: Path, embedder: str | None, llm, limit: 
         The :class:`SqlEvalResult`.
 
     Raises:
-        DbrouterError: no LLM, no dump could be loaded, or the LLM failed for every candidate of a
-            question (the endpoint is down: the run stops rather than scoring failures as wrong).
+        DbrouterError: no LLM, no question with a loaded dump that has rows, or the LLM failed for
+            every candidate of a question (the endpoint is down: the run stops rather than scoring
+            failures as wrong).
     """
+    from dbrouter.eval.dumps import load_dumps
     from dbrouter.warehouse import connect
 
     if llm is None:
         raise DbrouterError(NO_LLM)
-    questions = bench.test[:limit] if limit else bench.test
-    dumps = prepare(bench, workdir, embedder, questions, log)
+    workdir.mkdir(parents=True, exist_ok=True)
+    dumps = load_dumps(bench.path, workdir / "dumps", db_ids=sorted({q.db_id for q in bench.test}), log=log)
+    questions = bench.test
+    if limit:  # a smoke run scores something: the first questions of databases with rows
+        questions = [q for q in bench.test if _skip_reason(q.db_id, dumps) is None][:limit]
+    if not any(_skip_reason(q.db_id, dumps) is None for q in questions):
+        raise DbrouterError(f"no test question of {bench.path} has a database dump with rows (sql/<db_id>.sql; "
+                            f"{len(dumps.failed)} failed or missing, {len(dumps.empty)} without rows): nothing to "
+                            "score, nothing was built")
+    build_eval_kb(bench, workdir, embedder, log)
     con = connect(workdir / "kb.duckdb", embedder=embedder)
     try:
         return evaluate(con, bench.name, questions, dumps, llm, n, repair_turns, log)
@@ -139,34 +149,24 @@ def eval_sql(bench: Benchmark, workdir: Path, embedder: str | None, llm, limit: 
         con.close()
 
 
-def prepare(bench: Benchmark, workdir: Path, embedder: str | None, questions: list[Question], log: Log = err):
-    """Load the dumps of the questions' databases and build the evaluation KB (``workdir/kb.duckdb``).
+def build_eval_kb(bench: Benchmark, workdir: Path, embedder: str | None, log: Log = err) -> Path:
+    """Build the evaluation KB ``workdir/kb.duckdb`` like the routing evals (train questions as examples,
+    ``domain_statements.jsonl`` when present).
 
     Args:
         bench: the benchmark.
-        workdir: evaluation folder (created).
+        workdir: evaluation folder.
         embedder: embedder name.
-        questions: the questions to evaluate (their databases' dumps are loaded).
         log: progress output.
 
     Returns:
-        The :class:`dbrouter.eval.dumps.DumpSet`.
-
-    Raises:
-        DbrouterError: no dump could be loaded.
+        The warehouse path.
     """
-    from dbrouter.eval.dumps import load_dumps
-
-    workdir.mkdir(parents=True, exist_ok=True)
-    dumps = load_dumps(bench.path, workdir / "dumps", db_ids=sorted({q.db_id for q in questions}), log=log)
-    if not dumps.paths:
-        raise DbrouterError(f"no database dump of {bench.path} could be loaded (sql/<db_id>.sql): eval sql needs "
-                            "the benchmark's SQLite dumps")
     statements = bench.path / "domain_statements.jsonl"
     log(f"[{bench.name}] building KB: {len(bench.db_ids)} databases, {len(bench.train)} examples")
     build_kb(bench.databases_file, bench.train, workdir / "kb.duckdb", embedder, log,
              statements=statements if statements.is_file() else None)
-    return dumps
+    return workdir / "kb.duckdb"
 
 
 def evaluate(con, name: str, questions: list[Question], dumps, llm, n: int = 5, repair_turns: int = 3,
