@@ -1,10 +1,29 @@
-"""The LLM-free schema linker (STUB: interface fixed, body to come)."""
+"""The LLM-free schema linker (default, always available).
+
+For a question and a database it scores every column with a small logistic model over
+database-agnostic signals (:mod:`dbrouter.linking.features`: similarity of the question to the
+column, its table and the column's rank; which columns the nearest stored examples' SQL uses;
+which columns the nearest domain statements name; exact word matches; key flags), then:
+
+1. keeps every column whose probability is at least ``threshold``;
+2. adds the columns of those tables whose probability is at least ``table_threshold`` (a table
+   already in the answer needs less evidence for its other columns);
+3. connects the linked tables through the join graph (shortest paths, declared and implied edges)
+   and adds the key columns of every edge on those paths, so the SQL can join them.
+
+The model's weights and both thresholds are fitted on the benchmarks' train splits by
+``scripts/train_linker.py`` (:mod:`dbrouter.linking.weights`).
+"""
 
 from __future__ import annotations
 
+from collections import deque
 from dataclasses import dataclass, field
 
-from dbrouter.linking.columns import SchemaColumn
+import numpy as np
+
+from dbrouter.linking.columns import SchemaColumn, all_columns
+from dbrouter.linking.features import DatabaseSignals, column_features, load_signals
 
 
 @dataclass
@@ -25,7 +44,145 @@ class LinkedSchema:
         """``table.column`` of every linked column."""
         return [c.name for c in self.columns]
 
+    @property
+    def tables(self) -> list[str]:
+        """The linked tables, in first-seen order."""
+        return list(dict.fromkeys(c.table for c in self.columns))
 
-def link_schema(con, question: str, db: str) -> LinkedSchema:
-    """Link ``question`` to columns of ``db`` without an LLM."""
-    raise NotImplementedError
+
+def probabilities(features: np.ndarray) -> np.ndarray:
+    """The model's probability that each column is needed.
+
+    Args:
+        features: rows from :func:`dbrouter.linking.features.column_features`.
+
+    Returns:
+        One probability per row.
+    """
+    from dbrouter.linking import weights
+
+    z = ((features - np.asarray(weights.MEAN)) / np.asarray(weights.SCALE)) @ np.asarray(weights.WEIGHTS)
+    return 1.0 / (1.0 + np.exp(-z))
+
+
+def join_path_keys(tables: list[str], edges: list[tuple[str, str, str, str, bool]]) -> tuple[list[str], set[str]]:
+    """Connect ``tables`` through the join graph, each to the tree so far by a shortest path.
+
+    Args:
+        tables: lower-case table names, most important first.
+        edges: (from_table, from_column, to_table, to_column, is_declared), lower-case.
+
+    Returns:
+        (every table on the tree, including bridge tables; the ``table.column`` keys of its edges).
+    """
+    graph: dict[str, list[tuple[str, str, str]]] = {}
+    for ft, fc, tt, tc, _declared in edges:
+        if ft != tt:
+            graph.setdefault(ft, []).append((tt, fc, tc))
+            graph.setdefault(tt, []).append((ft, tc, fc))
+    order = list(dict.fromkeys(tables))
+    tree, keys = set(order[:1]), set()
+    for start in order[1:]:
+        if start in tree:
+            continue
+        prev: dict[str, tuple[str, str, str] | None] = {start: None}
+        queue, found = deque([start]), None
+        while queue:
+            u = queue.popleft()
+            if u in tree:
+                found = u
+                break
+            for v, cu, cv in graph.get(u, []):
+                if v not in prev:
+                    prev[v] = (u, cu, cv)
+                    queue.append(v)
+        node = found
+        while node is not None and prev[node] is not None:
+            u, cu, cv = prev[node]
+            keys.update((f"{u}.{cu}", f"{node}.{cv}"))
+            tree.add(u)
+            node = u
+        tree.add(start)
+    return sorted(tree), keys
+
+
+def select_columns(names: list[str], p: np.ndarray, edges, threshold: float, table_threshold: float,
+                   min_columns: int = 3) -> list[str]:
+    """Apply the selection rule (module docstring) to scored columns.
+
+    Args:
+        names: lower-case ``table.column`` per column.
+        p: probability per column.
+        edges: the database's join edges (lower-case).
+        threshold: keep columns with p >= threshold.
+        table_threshold: keep columns of already linked tables with p >= table_threshold.
+        min_columns: at least this many (the best ones).
+
+    Returns:
+        Linked names, most probable first, then join keys.
+    """
+    order = np.argsort(-p, kind="stable")
+    k = max(min(min_columns, len(names)), int((p >= threshold).sum()))
+    chosen = [names[i] for i in order[:k]]
+    tables = {c.split(".", 1)[0] for c in chosen}
+    chosen += [names[i] for i in order[k:] if p[i] >= table_threshold and names[i].split(".", 1)[0] in tables]
+    _tree, keys = join_path_keys([c.split(".", 1)[0] for c in chosen], edges)
+    return list(dict.fromkeys(chosen + sorted(keys - set(chosen))))
+
+
+def link_schema(con, question: str, db: str, threshold: float | None = None, table_threshold: float | None = None,
+                signals: DatabaseSignals | None = None) -> LinkedSchema:
+    """Link ``question`` to columns of ``db`` without an LLM.
+
+    Args:
+        con: connection from :func:`dbrouter.connect`.
+        question: the question.
+        db: the database (must be in the KB).
+        threshold: column probability threshold (default: the trained one).
+        table_threshold: threshold for more columns of linked tables (default: the trained one).
+        signals: the database's signals when already loaded (evaluations reuse them).
+
+    Returns:
+        The :class:`LinkedSchema` (method ``retrieval``).
+
+    Raises:
+        DbrouterError: ``db`` is not in the KB, or the question is empty.
+    """
+    from dbrouter.errors import DbrouterError
+    from dbrouter.linking import weights
+    from dbrouter.retrieval import require_database
+
+    if question is None or not str(question).strip():
+        raise DbrouterError("the question is empty: pass the question to link, e.g. 'How many singers are there?'")
+    require_database(con, db)
+    sig = signals or load_signals(con, db)
+    qv = question_vector(con, question)
+    names = sig.names
+    p = probabilities(column_features(question, qv, sig))
+    linked = select_columns(names, p, sig.edges, weights.THRESHOLD if threshold is None else threshold,
+                            weights.TABLE_THRESHOLD if table_threshold is None else table_threshold)
+    by_name = {c.name.lower(): c for c in all_columns(con, db)}
+    cols = [by_name[n] for n in linked if n in by_name]
+    return LinkedSchema(db, cols, "retrieval",
+                        notes=[f"{len(cols)} of {len(names)} columns linked without an LLM"])
+
+
+def question_vector(con, question: str) -> np.ndarray:
+    """The question's unit vector from the connection's embedder (the KB's).
+
+    Args:
+        con: connection from :func:`dbrouter.connect`.
+        question: the text.
+
+    Returns:
+        A float32 vector (zeros when the embedder returns nothing).
+    """
+    from dbrouter.errors import DbrouterError
+
+    limit = 2000
+    row = con.execute("select embed(?)", [str(question)[:limit]]).fetchone()
+    if row is None or row[0] is None:
+        raise DbrouterError("the embedder returned no vector for this question: it has no words to link")
+    v = np.asarray(row[0], dtype=np.float32)
+    norm = float(np.linalg.norm(v))
+    return v / norm if norm else v

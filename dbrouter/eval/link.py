@@ -1,0 +1,203 @@
+"""`dbrouter eval link`: strict recall of schema linking on a benchmark's whole test split.
+
+The gold database is given. The KB is built as the routing evals build it (the train questions
+as examples) plus the benchmark's domain statements; a test question's own evidence is never in
+it. Gold columns come from the gold SQL (:mod:`dbrouter.eval.gold`). Reported for the LLM-free
+linker and, as a baseline, for plain top-k column retrieval (``retrieve_columns``) given the same
+number of columns per question: ``srr`` (share of questions whose linked set holds every gold
+column and a column of every gold table), ``avg_columns``, ``n``, ``p50_ms``.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import statistics
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from dbrouter.console import err
+from dbrouter.eval.benchmark import Benchmark, Question
+from dbrouter.eval.gold import GoldSchema, Schema, gold_schema
+from dbrouter.eval.kb import Log, build_kb
+from dbrouter.eval.publish import Report
+
+JSON_KEYS = ("srr", "avg_columns", "n", "p50_ms", "baseline", "n_unparsed", "benchmark")
+
+
+def load_schemas(bench: Benchmark) -> dict[str, Schema]:
+    """Lower-case tables and columns of every database of ``bench``.
+
+    Args:
+        bench: the benchmark.
+
+    Returns:
+        db_id -> {table: {columns}}.
+    """
+    out: dict[str, Schema] = {}
+    for line in bench.databases_file.read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            obj = json.loads(line)
+            out[obj["db_id"]] = {t["name"].lower(): {c["name"].lower() for c in t.get("columns", [])}
+                                 for t in obj.get("tables", [])}
+    return out
+
+
+def gold_for(q: Question, schemas: dict[str, Schema]) -> GoldSchema:
+    """The gold schema elements of one question (``error`` set when its SQL does not parse)."""
+    return gold_schema(q.sql, schemas.get(q.db_id, {}))
+
+
+def build_link_kb(bench: Benchmark, workdir: Path, embedder: str | None, log: Log = err) -> Path:
+    """Build (or refresh: the embedding cache is reused) the KB the linking eval reads.
+
+    Args:
+        bench: the benchmark.
+        workdir: the warehouse's folder.
+        embedder: embedder name (None = default).
+        log: progress output.
+
+    Returns:
+        The warehouse file.
+    """
+    statements = bench.path / "domain_statements.jsonl"
+    warehouse = workdir / "kb.duckdb"
+    log(f"[{bench.name} / link] building KB: {len(bench.db_ids)} databases, {len(bench.train)} examples"
+        + (", domain statements" if statements.is_file() else ""))
+    build_kb(bench.databases_file, bench.train, warehouse, embedder, log,
+             statements=statements if statements.is_file() else None)
+    return warehouse
+
+
+@dataclass
+class LinkScore:
+    """Strict recall and size of one linking method."""
+
+    srr: float
+    avg_columns: float
+    n: int
+
+
+@dataclass
+class LinkMetrics:
+    """`eval link` result: the linker, the same-budget top-k baseline, latency, misses."""
+
+    benchmark: str
+    linker: LinkScore
+    baseline: LinkScore
+    n_unparsed: int
+    p50_ms: float
+    p95_ms: float
+    seconds: float
+
+    def to_json(self) -> dict:
+        """The ``--json`` object (keys :data:`JSON_KEYS` and more)."""
+        return {"benchmark": self.benchmark, "srr": self.linker.srr, "avg_columns": self.linker.avg_columns,
+                "n": self.linker.n, "p50_ms": self.p50_ms, "p95_ms": self.p95_ms, "baseline": asdict(self.baseline),
+                "n_unparsed": self.n_unparsed, "seconds": self.seconds}
+
+
+def _score(hits: int, sizes: list[int]) -> LinkScore:
+    n = len(sizes)
+    return LinkScore(round(hits / n, 4) if n else 0.0, round(statistics.mean(sizes), 2) if n else 0.0, n)
+
+
+def eval_link(bench: Benchmark, workdir: Path, embedder: str | None, limit: int | None = None,
+              log: Log = err) -> LinkMetrics:
+    """Link every test question to its gold database and measure strict recall.
+
+    Args:
+        bench: the benchmark.
+        workdir: where the evaluation warehouse lives.
+        embedder: embedder name.
+        limit: only the first ``limit`` questions (smoke runs; not for reporting).
+        log: progress output.
+
+    Returns:
+        The metrics.
+    """
+    from dbrouter.linking.columns import retrieve_columns
+    from dbrouter.linking.features import load_signals
+    from dbrouter.linking.linker import link_schema
+    from dbrouter.warehouse import connect
+
+    warehouse = build_link_kb(bench, workdir, embedder, log)
+    schemas = load_schemas(bench)
+    questions = bench.test[:limit] if limit else bench.test
+    con = connect(warehouse, embedder=embedder)
+    signals: dict = {}
+    hits = base_hits = unparsed = 0
+    sizes: list[int] = []
+    started = time.time()
+    try:
+        for i, q in enumerate(questions, 1):
+            gold = gold_for(q, schemas)
+            if gold.error:
+                unparsed += 1
+                continue
+            sig = signals.get(q.db_id) or signals.setdefault(q.db_id, load_signals(con, q.db_id))
+            linked = link_schema(con, q.question, q.db_id, signals=sig)
+            names = {n.lower() for n in linked.names}
+            hits += gold.covered_by(names)
+            sizes.append(len(names))
+            top = retrieve_columns(con, q.question, q.db_id, k=len(names))
+            base_hits += gold.covered_by({c.column.name.lower() for c in top})
+            if i % 500 == 0 or i == len(questions):
+                log(f"  linked {i}/{len(questions)} ({time.time() - started:.0f}s) SRR so far "
+                    f"{hits / max(1, len(sizes)):.4f} at {statistics.mean(sizes):.2f} columns "
+                    f"(top-k {base_hits / max(1, len(sizes)):.4f})")
+        seconds = time.time() - started
+        p50, p95 = link_latency(con, questions)
+    finally:
+        con.close()
+    return LinkMetrics(bench.name, _score(hits, sizes), _score(base_hits, sizes), unparsed, p50, p95, round(seconds, 1))
+
+
+def link_latency(con, questions: list[Question], n: int = 200, seed: int = 0) -> tuple[float, float]:
+    """Warm p50/p95 of one full :func:`dbrouter.linking.linker.link_schema` call (signals read
+    from the KB each time, as ``dbrouter ask`` does).
+
+    Args:
+        con: warehouse connection.
+        questions: questions with their gold database.
+        n: how many to time (after 5 warm-up calls).
+        seed: sampling seed.
+
+    Returns:
+        (p50 ms, p95 ms).
+    """
+    from dbrouter.linking.linker import link_schema
+
+    sample = random.Random(seed).sample(questions, min(n, len(questions)))
+    for q in sample[:5]:
+        link_schema(con, q.question, q.db_id)
+    times = []
+    for q in sample:
+        t = time.perf_counter()
+        link_schema(con, q.question, q.db_id)
+        times.append((time.perf_counter() - t) * 1000)
+    times.sort()
+    return round(statistics.median(times), 1), round(times[max(0, int(round(0.95 * len(times))) - 1)], 1)
+
+
+def summary_line(m: LinkMetrics) -> str:
+    """The one line ``dbrouter eval link`` prints without ``--json``."""
+    return (f"{m.benchmark} link: n={m.linker.n} SRR={m.linker.srr:.4f} at {m.linker.avg_columns} columns "
+            f"(top-k retrieval at the same budget: SRR={m.baseline.srr:.4f}); p50={m.p50_ms}ms p95={m.p95_ms}ms")
+
+
+def link_report(m: LinkMetrics, command: str) -> Report:
+    """The result as a :class:`Report` (block ``eval link <benchmark>``)."""
+    markdown = (
+        f"#### eval link: {m.benchmark}\n\n"
+        f"| n | method | SRR | avg columns | p50 ms | p95 ms |\n|---|---|---|---|---|---|\n"
+        f"| {m.linker.n} | **LLM-free linker** | **{m.linker.srr:.4f}** | {m.linker.avg_columns} | {m.p50_ms} | "
+        f"{m.p95_ms} |\n"
+        f"| {m.baseline.n} | top-k `retrieve_columns`, same columns per question | {m.baseline.srr:.4f} | "
+        f"{m.baseline.avg_columns} | | |\n\n"
+        f"Gold database given; SRR = every gold column and a column of every gold table linked. "
+        f"{m.n_unparsed} questions whose gold SQL does not parse are left out.\n\n")
+    return Report(key=f"eval link {m.benchmark}", command=command, data=m.to_json(), markdown=markdown,
+                  note=f"linking {m.linker.n} questions took {m.seconds}s", text=summary_line(m))
+

@@ -1,0 +1,135 @@
+"""Fit the LLM-free linker's model and thresholds on the benchmarks' TRAIN splits only, and write
+dbrouter/linking/weights.py.
+
+    python scripts/train_linker.py --benchmark ../shared/benchmarks/spider-route \
+        --benchmark ../shared/benchmarks/bird-route-train [--workdir .dbrouter/eval]
+
+Each benchmark's evaluation KB is the one `dbrouter eval link` builds (train questions as examples,
+the benchmark's domain statements); a train question's own stored example is skipped when its
+features are computed (it would give its gold columns away). The model is a logistic regression
+over :data:`dbrouter.linking.features.FEATURES` (standardised, L2 1e-3, 300 full-batch gradient
+steps). The thresholds come from a fixed grid: the pair with the highest worst-benchmark strict
+recall among those whose average linked columns stay within a share of the benchmark's average
+database width (38%: the largest share that keeps both issue-10 column budgets, 10 columns on
+spider-route and 25 on bird-route-train, on the TRAIN splits).
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import statistics
+import sys
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from dbrouter.eval.link import build_link_kb, gold_for, load_schemas  # noqa: E402
+from dbrouter.eval.benchmark import load_benchmark  # noqa: E402
+from dbrouter.linking.features import FEATURES, column_features, load_signals  # noqa: E402
+from dbrouter.linking.linker import select_columns  # noqa: E402
+
+GRID_THRESHOLD = (0.03, 0.035, 0.04, 0.045, 0.05, 0.06)
+GRID_TABLE = (0.015, 0.018, 0.02, 0.022, 0.026, 0.03)
+BUDGET_SHARE = 0.38
+
+
+def train_rows(bench, workdir: Path, embedder: str | None, reuse: bool):
+    """Feature rows, labels and selection inputs of every parsed train question."""
+    from dbrouter.warehouse import connect
+    from python_udfs.embeddings import get_embedder
+
+    warehouse = workdir / "kb.duckdb"
+    if not (reuse and warehouse.is_file()):
+        warehouse = build_link_kb(bench, workdir, embedder)
+    con = connect(warehouse, embedder=embedder)
+    schemas = load_schemas(bench)
+    vecs = get_embedder(con.execute("select dbrouter_embedder()").fetchone()[0]).encode(
+        [q.question for q in bench.train])
+    signals, rows = {}, []
+    for q, qv in zip(bench.train, vecs):
+        gold = gold_for(q, schemas)
+        if gold.error:
+            continue
+        sig = signals.get(q.db_id) or signals.setdefault(q.db_id, load_signals(con, q.db_id))
+        feats = column_features(q.question, qv, sig, skip_question=q.question)
+        rows.append((feats, np.array([n in gold.columns for n in sig.names], np.float32), sig, gold))
+    width = statistics.mean(sum(len(c) for c in s.values()) for s in schemas.values())
+    con.close()
+    return rows, width
+
+
+def fit(X: np.ndarray, y: np.ndarray, l2: float = 1e-3, steps: int = 300, lr: float = 0.5):
+    """Logistic regression on standardised features (the bias column is left as is)."""
+    mean, scale = X.mean(0), X.std(0) + 1e-6
+    mean[-1], scale[-1] = 0.0, 1.0
+    Z = (X - mean) / scale
+    w = np.zeros(Z.shape[1])
+    for _ in range(steps):
+        p = 1.0 / (1.0 + np.exp(-(Z @ w)))
+        w -= lr * (Z.T @ (p - y) / len(y) + l2 * w)
+    return w, mean, scale
+
+
+def srr(rows, model, hi: float, lo: float) -> tuple[float, float]:
+    w, mean, scale = model
+    hits, sizes = 0, []
+    for feats, _y, sig, gold in rows:
+        p = 1.0 / (1.0 + np.exp(-(((feats - mean) / scale) @ w)))
+        linked = set(select_columns(sig.names, p, sig.edges, hi, lo))
+        hits += gold.covered_by(linked)
+        sizes.append(len(linked))
+    return hits / len(rows), statistics.mean(sizes)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--benchmark", action="append", required=True)
+    ap.add_argument("--workdir", default=str(ROOT / ".dbrouter" / "eval"))
+    ap.add_argument("--embedder", default=None)
+    ap.add_argument("--reuse-kb", action="store_true", help="use the eval KBs as they are (no rebuild)")
+    args = ap.parse_args()
+    data = {}
+    for path in args.benchmark:
+        bench = load_benchmark(path)
+        data[bench.name] = train_rows(bench, Path(args.workdir) / f"{bench.name}-link", args.embedder,
+                                      args.reuse_kb)
+        print(f"{bench.name}: {len(data[bench.name][0])} train questions", file=sys.stderr)
+    X = np.concatenate([f for rows, _ in data.values() for f, *_ in rows])
+    y = np.concatenate([lab for rows, _ in data.values() for _, lab, *_ in rows])
+    model = fit(X, y)
+    best = None
+    for hi, lo in itertools.product(GRID_THRESHOLD, GRID_TABLE):
+        if lo > hi:
+            continue
+        res = {name: srr(rows, model, hi, lo) for name, (rows, _w) in data.items()}
+        fits = all(res[n][1] <= BUDGET_SHARE * data[n][1] for n in res)
+        worst = min(r[0] for r in res.values())
+        print(f"threshold {hi} table {lo}: " + "; ".join(f"{n} SRR {r[0]:.4f} at {r[1]:.2f} columns"
+                                                         for n, r in res.items()) + ("" if fits else " (over budget)"),
+              file=sys.stderr)
+        if fits and (best is None or worst > best[0]):
+            best = (worst, hi, lo)
+    if best is None:
+        raise SystemExit("no grid point keeps every benchmark within the column budget")
+    write_weights(model, best[1], best[2], [Path(p).name for p in args.benchmark])
+    print(f"chose threshold {best[1]}, table threshold {best[2]} (worst train SRR {best[0]:.4f})", file=sys.stderr)
+    return 0
+
+
+def write_weights(model, hi: float, lo: float, benches: list[str]) -> None:
+    w, mean, scale = model
+    fmt = lambda v: "(" + ", ".join(f"{float(x):.6f}" for x in v) + ")"  # noqa: E731
+    text = (f'"""The LLM-free linker\'s model, written by scripts/train_linker.py from the train splits of '
+            f'{", ".join(benches)}.\n\nDo not edit by hand: re-run the script."""\n\n'
+            f"FEATURES = {tuple(FEATURES)!r}\n"
+            f"WEIGHTS = {fmt(w)}\nMEAN = {fmt(mean)}\nSCALE = {fmt(scale)}\n"
+            f"THRESHOLD = {hi}\nTABLE_THRESHOLD = {lo}\n")
+    (ROOT / "dbrouter" / "linking" / "weights.py").write_text(text)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
