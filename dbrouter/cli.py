@@ -350,6 +350,17 @@ def cmd_eval_scale(args) -> int:
     return 0
 
 
+def cmd_eval_link(args) -> int:
+    """`eval link`: strict recall of the LLM-free linker vs top-k retrieval, gold database given."""
+    from dbrouter.eval.benchmark import load_benchmark
+    from dbrouter.eval.link import eval_link, link_report
+
+    bench = load_benchmark(_benchmark_path(args))
+    result = eval_link(bench, Path(args.workdir) / f"{bench.name}-link", args.embedder, args.limit)
+    _publish(args, link_report(result, f"dbrouter eval link --benchmark {_bench_arg(args)}"), args.limit)
+    return 0
+
+
 def cmd_eval_sql(args) -> int:
     """`eval sql`: execution accuracy of the generated SQL; needs an LLM (checked before anything is built)."""
     from dbrouter.eval.benchmark import load_benchmark
@@ -470,6 +481,7 @@ def parser() -> argparse.ArgumentParser:
                                  ("scale", cmd_eval_scale, "synthetic repository of many databases: build, latency, memory"),
                                  ("statements", cmd_eval_retrieval, "statement retrieval: SbR vs cosine vs BM25"),
                                  ("examples", cmd_eval_retrieval, "example cascade: per-stage firing and precision"),
+                                 ("link", cmd_eval_link, "schema linking strict recall (SRR), gold database given"),
                                  ("sql", cmd_eval_sql, "execution accuracy (EX) of generated SQL; needs an LLM")):
         sp = evsub.add_parser(name, help=helptext)
         sp.add_argument("--benchmark", help="benchmark directory (or $DBROUTER_BENCHMARK)")
@@ -485,7 +497,7 @@ def parser() -> argparse.ArgumentParser:
         if name == "sql":
             sp.add_argument("--candidates", type=int, default=5, help="SQL candidates per question (default 5)")
             sp.add_argument("--repair-turns", type=int, default=3, help="repair turns per candidate (default 3)")
-        if name in ("route", "statements", "examples", "sql"):
+        if name in ("route", "statements", "examples", "link", "sql"):
             sp.add_argument("--limit", type=int, help="only the first N test questions (smoke runs; not recorded)")
         sp.set_defaults(func=func)
     return p
