@@ -1,0 +1,51 @@
+"""`dbrouter link` and `dbrouter eval link` through the entry point."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.conftest import ROOT, run_cli
+
+
+def test_link_prints_the_linked_schema_with_join_keys(built_kb):
+    proc = run_cli("link", "Which singers performed in concerts of 2014?", "--db", "concert_singer",
+                   "--warehouse", str(built_kb["warehouse"]), "--json")
+    out = json.loads(proc.stdout)
+    assert out["db_id"] == "concert_singer" and out["method"] == "retrieval"
+    assert out["columns"] and all(c.count(".") == 1 for c in out["columns"])
+    tables = set(out["tables"])
+    if {"singer", "concert"} <= tables:  # linked through the bridge table, with its keys
+        assert "singer_in_concert" in tables and "singer_in_concert.Singer_ID" in out["columns"]
+    assert out["schema"].startswith("[DB_ID] concert_singer") and "# Table:" in out["schema"]
+
+
+def test_link_routes_when_no_db_is_given(built_kb):
+    proc = run_cli("link", "How many singers do we have?", "--warehouse", str(built_kb["warehouse"]))
+    assert "routed to" in proc.stderr and proc.stdout.startswith("[DB_ID] ")
+
+
+def test_link_bad_input_is_a_clear_error(built_kb):
+    empty = run_cli("link", "   ", "--db", "concert_singer", "--warehouse", str(built_kb["warehouse"]), check=False)
+    assert empty.returncode != 0 and "empty" in empty.stderr and "Traceback" not in empty.stderr
+    typo = run_cli("link", "How many singers?", "--db", "concert_singr", "--warehouse", str(built_kb["warehouse"]),
+                   check=False)
+    assert typo.returncode != 0 and "concert_singer" in typo.stderr  # close-name hint
+
+
+def test_link_agent_without_llm_says_so(built_kb):
+    proc = run_cli("link", "How many singers?", "--db", "concert_singer", "--linker", "agent",
+                   "--warehouse", str(built_kb["warehouse"]), env={"DBROUTER_LLM_BASE_URL": ""})
+    assert "needs an LLM" in proc.stderr and proc.stdout.startswith("[DB_ID] concert_singer")
+
+
+def test_eval_link_reports_srr_and_the_baseline(tmp_path: Path):
+    bench = ROOT / "tests" / "fixtures" / "sqlbench"
+    proc = run_cli("eval", "link", "--benchmark", str(bench), "--workdir", str(tmp_path), "--json",
+                   "--write", str(tmp_path / "B.md"))
+    data = json.loads(proc.stdout.strip().splitlines()[-1])
+    n_test = sum(1 for line in (bench / "test.jsonl").read_text().splitlines() if line.strip())
+    assert data["n"] + data["n_unparsed"] == n_test
+    assert 0.0 <= data["srr"] <= 1.0 and data["avg_columns"] > 0 and data["p50_ms"] > 0
+    assert data["baseline"]["avg_columns"] == data["avg_columns"]  # same budget per question
+    assert "eval link sqlbench" in (tmp_path / "B.md").read_text()
