@@ -173,6 +173,59 @@ def cmd_ask(args) -> int:
     return 2 if answer.status == "needs_llm" else 1
 
 
+def cmd_link(args) -> int:
+    """`link`: the tables and columns a question needs, as the prompt-ready schema text (or JSON)."""
+    from dbrouter.answer import check_question
+    from dbrouter.linking.columns import render_schema
+    from dbrouter.llm import LLMClient
+
+    question = check_question(args.question)
+    con = _connect(args)
+    try:
+        db = args.db
+        if db is None:
+            from dbrouter.routing import route
+
+            result = route(con, question, k=1)
+            if not result.candidates:
+                raise DbrouterError(f"no database to link against: {result.reason or 'routing ranked none'}")
+            db = result.best
+            err(f"routed to {db} (pass --db to choose)")
+        linked = _linked(con, question, db, args.linker, LLMClient.from_env() if args.linker == "agent" else None)
+        text = render_schema(con, db, linked.columns)
+    finally:
+        con.close()
+    for note in linked.notes:
+        err(f"dbrouter: {note}")
+    if args.json:
+        print(json.dumps({"db_id": db, "method": linked.method, "columns": linked.names, "tables": linked.tables,
+                          "schema": text, "llm_calls": linked.llm_calls, "notes": linked.notes}))
+    else:
+        print(text)
+    return 0
+
+
+def _linked(con, question: str, db: str, linker: str, llm):
+    """Link with the chosen linker; the agent without an LLM says so and uses retrieval."""
+    from dbrouter.linking.linker import link_schema
+
+    if linker == "agent":
+        if llm is None:
+            err("dbrouter: the agent linker needs an LLM (DBROUTER_LLM_BASE_URL is unset): "
+                "linking with the LLM-free linker")
+        else:
+            from dbrouter.execution import NoDataSource, target_for
+            from dbrouter.linking.agent import link_schema_agent
+
+            try:
+                target = target_for(con, db)
+            except NoDataSource as exc:
+                err(f"dbrouter: {exc}; the agent links without exploring data")
+                target = None
+            return link_schema_agent(con, llm, target, question, db)
+    return link_schema(con, question, db)
+
+
 def cmd_statements_add(args) -> int:
     from dbrouter.build import lock_conflict_message
     from dbrouter.errors import WarehouseError
@@ -452,6 +505,15 @@ def parser() -> argparse.ArgumentParser:
                     help="times a failing candidate gets its error back to fix it (default 3)")
     sp.add_argument("--json", action="store_true", help="print the answer as one JSON object")
     sp.set_defaults(func=cmd_ask)
+
+    sp = sub.add_parser("link", help="schema linking: the tables and columns a question needs (prompt-ready text)")
+    common(sp)
+    sp.add_argument("question", nargs="?")
+    sp.add_argument("--db", help="the database (default: route the question)")
+    sp.add_argument("--linker", choices=["retrieval", "agent"], default="retrieval",
+                    help="LLM-free retrieval linker (default) or the agent (needs an LLM)")
+    sp.add_argument("--json", action="store_true", help="print one JSON object")
+    sp.set_defaults(func=cmd_link)
 
     st = sub.add_parser("statements", help="domain statements: add, list, structure with an LLM")
     stsub = st.add_subparsers(dest="statements_command", required=True)
