@@ -229,3 +229,16 @@ def test_transpile_between_dialects_and_bad_arguments(tmp_path):
         generate_sql(None, None, QUESTION, SCHEMA, [], [], "sqlite", n=0)
     with pytest.raises(ValueError, match="unsupported SQL dialect"):
         generate_sql(None, None, QUESTION, SCHEMA, [], [], "oracle")
+
+
+def test_sql_written_for_another_dialect_is_transpiled_before_it_runs(tmp_path):
+    def responder(messages):
+        assert "Snowflake" in messages[0]["content"]
+        return _fence("SELECT count(*) FROM pet WHERE species ILIKE 'DOG'")  # ILIKE: not SQLite
+
+    with FakeLLM(responder, conversation=True) as fake:
+        llm = _client(fake.base_url, tmp_path)
+        gen = generate_sql(llm, _pets(tmp_path), QUESTION, SCHEMA, [], [], "snowflake", n=1)
+    cand = gen.candidates[0]
+    assert "ILIKE" in cand.sql and "ILIKE" not in cand.run_sql and gen.sql == cand.run_sql
+    assert gen.result.rows == [(2,)] and cand.turns == 1
