@@ -242,3 +242,26 @@ def test_sql_written_for_another_dialect_is_transpiled_before_it_runs(tmp_path):
     cand = gen.candidates[0]
     assert "ILIKE" in cand.sql and "ILIKE" not in cand.run_sql and gen.sql == cand.run_sql
     assert gen.result.rows == [(2,)] and cand.turns == 1
+
+
+def test_three_way_tie_with_malformed_and_tied_comparisons(tmp_path):
+    target = _pets(tmp_path)
+    answers = ["SELECT count(*) FROM pet WHERE species = 'bird'", GOOD, "SELECT count(*) FROM pet"]
+    seen = {"first": 0}
+    comparisons = []
+
+    def responder(messages):
+        if "Reply with one letter" in messages[0]["content"]:
+            user = messages[1]["content"]
+            comparisons.append(user)
+            if len(comparisons) == 1:
+                return "Both look plausible to me."  # malformed: asked again without the cache
+            return "B" if "= 'dog'" in user.split("CANDIDATE B:")[1] else "A"
+        seen["first"] += 1
+        return _fence(answers[seen["first"] - 1])
+
+    with FakeLLM(responder, conversation=True) as fake:
+        _, gen = _generate(fake, tmp_path, target, n=3)
+    # pairs (0,1) asked twice (malformed first), (0,2), (1,2): candidate 1 wins both of its comparisons
+    assert len(comparisons) == 4 and gen.decided_by == "pairwise"
+    assert gen.sql == GOOD and gen.groups[0] == [1] and gen.llm_calls == 3 + 4
