@@ -125,13 +125,14 @@ def test_hostile_llm_is_refused_and_the_database_is_untouched(built_kb, tmp_path
     hostile = ["DELETE FROM singer", "DROP TABLE singer", "ATTACH DATABASE '/tmp/x.db' AS x",
                "SELECT 1; DELETE FROM singer", "UPDATE singer SET Age = 0", "PRAGMA writable_schema = 1",
                "INSERT INTO singer (Name) VALUES ('x')", "WITH d AS (DELETE FROM singer RETURNING *) SELECT * FROM d",
-               "CREATE TABLE t AS SELECT * FROM singer", "VACUUM INTO '/tmp/copy.db'"]
+               "CREATE TABLE t AS SELECT * FROM singer", "VACUUM INTO '/tmp/copy.db'", None]
     replies = iter(hostile * 3)
 
     def responder(messages):
         if len(messages) > 2:
-            assert "refused" in messages[-1]["content"] or "failed" in messages[-1]["content"]
-        return f"```sql\n{next(replies)}\n```"
+            assert re.search(r"refused|failed|no ```sql fenced", messages[-1]["content"])
+        reply = next(replies)
+        return "Sure! I would delete the singers first." if reply is None else f"```sql\n{reply}\n```"
 
     with FakeLLM(responder, conversation=True) as fake:
         proc = _ask(built_kb, "--db", "concert_singer", "--json", "--candidates", "4", "--repair-turns", "2",
