@@ -110,10 +110,8 @@ def test_llm_failure_mid_dialogue_falls_back_to_the_llm_free_linker(kb_con, tmp_
             return turn("@add_schema(stadium.Highest)", "@retrieve_schema(stadium location)")
         raise Broken(500)
 
-    try:
-        base = link_schema(kb_con, QUESTION, "concert_singer")
-    except NotImplementedError:
-        pytest.skip("dbrouter.linking.linker.link_schema is still a stub (issue 10, in progress)")
+    base = link_schema(kb_con, QUESTION, "concert_singer")
+    assert base.method == "retrieval" and base.names
     fake = FakeLLM(responder)
     target = execution.target_for(kb_con, "concert_singer")
     with fake:
@@ -121,6 +119,7 @@ def test_llm_failure_mid_dialogue_falls_back_to_the_llm_free_linker(kb_con, tmp_
         linked = link_schema_agent(kb_con, llm, target, QUESTION, "concert_singer", n_initial=3)
     assert linked.names == base.names + [n for n in ["stadium.Highest"] if n not in base.names]
     assert linked.notes[0].startswith("fallback: the LLM failed at turn 2")
+    assert "columns added by the agent: 1 (stadium.Highest)" in linked.notes
     assert linked.method == "agent" and linked.llm_calls == 1 + base.llm_calls
 
 
