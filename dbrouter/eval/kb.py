@@ -9,7 +9,7 @@ import statistics
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Callable, TypeVar
 
 from dbrouter.console import err
 from dbrouter.dbt_runner import run_dbt, target_path
@@ -19,6 +19,7 @@ from dbrouter.ingest import ingest, print_issues
 from dbrouter.sources import SourceSpec, SourcesConfig
 
 Log = Callable[[str], None]
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -123,13 +124,28 @@ def latency(con, questions: list[str], n: int = 200, seed: int = 0) -> tuple[flo
     Returns:
         (p50 ms, p95 ms).
     """
-    sample = random.Random(seed).sample(questions, min(n, len(questions)))
-    for q in sample[:5]:
-        con.execute("select route_query(?)", [q]).fetchall()
+    return timed(lambda q: con.execute("select route_query(?)", [q]).fetchall(), questions, n, seed)
+
+
+def timed(call: Callable[[T], object], items: list[T], n: int = 200, seed: int = 0) -> tuple[float, float]:
+    """Warm p50/p95 of ``call`` over a fixed random sample of ``items``.
+
+    Args:
+        call: what to time, called with one item.
+        items: the items to sample from.
+        n: how many to time (after 5 untimed warm-up calls).
+        seed: sampling seed.
+
+    Returns:
+        (p50 ms, p95 ms).
+    """
+    sample = random.Random(seed).sample(items, min(n, len(items)))
+    for item in sample[:5]:
+        call(item)
     times = []
-    for q in sample:
+    for item in sample:
         t = time.perf_counter()
-        con.execute("select route_query(?)", [q]).fetchall()
+        call(item)
         times.append((time.perf_counter() - t) * 1000)
     times.sort()
     return statistics.median(times), times[max(0, int(round(0.95 * len(times))) - 1)]

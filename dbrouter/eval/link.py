@@ -11,7 +11,6 @@ column and a column of every gold table), ``avg_columns``, ``n``, ``p50_ms``.
 from __future__ import annotations
 
 import json
-import random
 import statistics
 import time
 from dataclasses import asdict, dataclass
@@ -20,7 +19,7 @@ from pathlib import Path
 from dbrouter.console import err
 from dbrouter.eval.benchmark import Benchmark, Question
 from dbrouter.eval.gold import GoldSchema, Schema, gold_schema
-from dbrouter.eval.kb import Log, build_kb
+from dbrouter.eval.kb import Log, build_kb, timed
 from dbrouter.eval.publish import Report
 
 JSON_KEYS = ("srr", "avg_columns", "n", "p50_ms", "baseline", "n_unparsed", "benchmark")
@@ -165,20 +164,12 @@ def link_latency(con, questions: list[Question], n: int = 200, seed: int = 0) ->
         seed: sampling seed.
 
     Returns:
-        (p50 ms, p95 ms).
+        (p50 ms, p95 ms), rounded to 0.1 ms.
     """
     from dbrouter.linking.linker import link_schema
 
-    sample = random.Random(seed).sample(questions, min(n, len(questions)))
-    for q in sample[:5]:
-        link_schema(con, q.question, q.db_id)
-    times = []
-    for q in sample:
-        t = time.perf_counter()
-        link_schema(con, q.question, q.db_id)
-        times.append((time.perf_counter() - t) * 1000)
-    times.sort()
-    return round(statistics.median(times), 1), round(times[max(0, int(round(0.95 * len(times))) - 1)], 1)
+    p50, p95 = timed(lambda q: link_schema(con, q.question, q.db_id), questions, n, seed)
+    return round(p50, 1), round(p95, 1)
 
 
 def summary_line(m: LinkMetrics) -> str:
