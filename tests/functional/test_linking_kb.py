@@ -1,0 +1,60 @@
+"""Schema linking over a real KB (the demo, hash embedder): the retrieve_columns table macro,
+lookup by name, the schema rendering and the LLM-free linker."""
+
+from __future__ import annotations
+
+import pytest
+
+from dbrouter.errors import DbrouterError
+from dbrouter.linking.columns import all_columns, lookup_columns, render_schema, retrieve_columns, table_names
+from dbrouter.linking.linker import link_schema
+
+
+def test_retrieve_columns_ranks_excludes_and_limits(kb_con):
+    top = retrieve_columns(kb_con, "How old is each singer?", "concert_singer", k=5)
+    assert len(top) == 5 and [c.score for c in top] == sorted((c.score for c in top), reverse=True)
+    assert {c.column.table for c in top} <= set(table_names(kb_con, "concert_singer"))
+    seen = [top[0].column.name.upper(), top[1].column.name]  # exclusion is case-insensitive
+    rest = retrieve_columns(kb_con, "How old is each singer?", "concert_singer", k=3, exclude=seen)
+    assert [c.column.name for c in rest] == [c.column.name for c in top[2:5]]
+    every = retrieve_columns(kb_con, "singer", "concert_singer", k=10_000)
+    assert len(every) == len(all_columns(kb_con, "concert_singer"))
+
+
+def test_retrieve_columns_bad_input(kb_con):
+    assert retrieve_columns(kb_con, "", "concert_singer") == []
+    assert retrieve_columns(kb_con, None, "concert_singer") == []
+    assert retrieve_columns(kb_con, "x' ; drop table kb_columns; --", "concert_singer", k=2)  # a parameter, not SQL
+    with pytest.raises(DbrouterError, match="concert_singer"):
+        retrieve_columns(kb_con, "singers", "concert_singr")
+
+
+def test_sql_table_macro_is_callable_from_plain_sql(kb_con):
+    rows = kb_con.execute("select rank, table_name, column_name from retrieve_columns('stadium capacity', "
+                          "'concert_singer', k := 2, exclude := ['stadium.Capacity'])").fetchall()
+    assert [r[0] for r in rows] == [1, 2] and ("stadium", "Capacity") not in [(r[1], r[2]) for r in rows]
+
+
+def test_lookup_and_render(kb_con):
+    found, unknown = lookup_columns(kb_con, "concert_singer", ["SINGER.age", "`singer`.`Name`",
+                                                                "concert_singer.stadium.Capacity", "nope.x", "age"])
+    assert [c.name for c in found] == ["singer.Age", "singer.Name", "stadium.Capacity"]
+    assert unknown == ["nope.x", "age"]
+    text = render_schema(kb_con, "concert_singer", found)
+    assert text.splitlines()[0] == "[DB_ID] concert_singer"
+    assert "# Table: singer" in text and "(Age: " in text and "examples: [" in text
+    assert "[Foreign keys]" not in text  # singer and stadium are not joined directly
+
+
+def test_link_schema_links_a_joinable_set(kb_con):
+    linked = link_schema(kb_con, "Show the names of singers who performed in a concert in 2014", "concert_singer")
+    assert linked.method == "retrieval" and linked.columns
+    names = set(linked.names)
+    assert len(names) == len(linked.names)  # no duplicates
+    tables = set(linked.tables)
+    if {"singer", "concert"} <= tables:
+        assert {"singer_in_concert.Singer_ID", "singer_in_concert.concert_ID"} <= names
+    again = link_schema(kb_con, "Show the names of singers who performed in a concert in 2014", "concert_singer")
+    assert again.names == linked.names  # deterministic
+    with pytest.raises(DbrouterError, match="empty"):
+        link_schema(kb_con, "  ", "concert_singer")
