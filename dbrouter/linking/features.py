@@ -22,7 +22,7 @@ import numpy as np
 
 BASE_FEATURES = ("cos", "cos_margin", "inv_rank", "ex_max", "ex_sum", "ex_top1", "tab_ex", "tab_cos",
                  "tab_cos_margin", "tab_maxcol", "lex_col", "lex_tab", "pk", "fk", "st_max", "log_ncols", "st_lex",
-                 "ident_in_question")
+                 "ident_in_question", "co_use")
 """One signal each (see :func:`column_features`)."""
 CROSSED = ("cos_margin", "inv_rank", "ex_max", "ex_sum", "ex_top1", "tab_ex", "tab_cos_margin", "lex_col", "lex_tab",
            "st_max", "st_lex")
@@ -30,11 +30,11 @@ CROSSED = ("cos_margin", "inv_rank", "ex_max", "ex_sum", "ex_top1", "tab_ex", "t
 FEATURES = BASE_FEATURES + tuple(f"{a}*{b}" for a, b in itertools.combinations(CROSSED, 2)) + ("bias",)
 """Feature order of the model (``bias`` is the constant 1)."""
 
-TOP_EXAMPLES = 5
+TOP_EXAMPLES = 15
 """How many nearest stored examples vote for the columns their SQL uses."""
-TOP_STATEMENTS = 4
+TOP_STATEMENTS = 8
 """How many nearest domain statements vote for the columns they name (structured references)."""
-TOP_STATEMENT_TEXTS = 6
+TOP_STATEMENT_TEXTS = 10
 """How many nearest domain statements are searched for a column's identifier in their text."""
 
 _WORD = re.compile(r"[a-z0-9]+")
@@ -89,6 +89,21 @@ class DatabaseSignals:
     statement_vectors: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), np.float32))
     edges: list[tuple[str, str, str, str, bool]] = field(default_factory=list)
     """Join edges (from_table, from_column, to_table, to_column, is_declared), lower-case."""
+    _co_use: tuple[dict, dict] | None = field(default=None, repr=False)
+
+    def co_use_counts(self) -> tuple[dict[str, int], dict[str, dict[str, int]]]:
+        """(examples using each column, examples using each pair of columns), computed once."""
+        if self._co_use is None:
+            single: dict[str, int] = defaultdict(int)
+            pairs: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+            for _q, cols, _t in self.examples:
+                used = set(cols)
+                for a in used:
+                    single[a] += 1
+                    for b in used - {a}:
+                        pairs[a][b] += 1
+            self._co_use = (single, pairs)
+        return self._co_use
 
     @property
     def names(self) -> list[str]:
@@ -159,15 +174,51 @@ def _example_votes(sig: DatabaseSignals, qv: np.ndarray, idx: dict[str, int], sk
     return ex_max, ex_sum, ex_top1, tab_ex
 
 
-def _statement_votes(sig: DatabaseSignals, qv: np.ndarray, idx: dict[str, int]) -> np.ndarray:
+CO_USE_ANCHORS = 3
+"""Columns most similar to the question that anchor the co-use feature (with the nearest example's)."""
+
+
+def _co_use(sig: DatabaseSignals, cos: np.ndarray, ex_top1: np.ndarray, skip_question: str | None) -> np.ndarray:
+    """Per column: the highest share of the stored examples using an anchor column that also use
+    this column (first and last name, latitude and longitude travel together). Anchors: the
+    ``CO_USE_ANCHORS`` columns most similar to the question and the nearest example's columns.
+    The skipped question's own example is left out of the counts."""
+    names = sig.names
+    out = np.zeros(len(names))
+    if not sig.examples:
+        return out
+    single, pairs = sig.co_use_counts()
+    own = next((set(cols) for q, cols, _t in sig.examples if q == skip_question), set()) if skip_question else set()
+    anchors = {names[i] for i in np.argsort(-cos, kind="stable")[:CO_USE_ANCHORS]}
+    anchors |= {names[i] for i in np.flatnonzero(ex_top1)}
+    for a in anchors:
+        total = single.get(a, 0) - (a in own)
+        if total <= 0:
+            continue
+        for j, c in enumerate(names):
+            if c != a:
+                shared = pairs.get(a, {}).get(c, 0) - (a in own and c in own)
+                out[j] = max(out[j], shared / total)
+    return out
+
+
+def _nearest_statements(sig: DatabaseSignals, qv: np.ndarray, k: int, skip: frozenset[str]) -> list[tuple[int, float]]:
+    """(index, similarity) of the ``k`` statements nearest to the question, ``skip`` texts left out."""
+    if not sig.statements:
+        return []
+    sims = sig.statement_vectors @ qv
+    order = [i for i in np.argsort(-sims, kind="stable") if sig.statements[i][0].strip() not in skip]
+    return [(int(i), float(sims[i])) for i in order[:k]]
+
+
+def _statement_votes(sig: DatabaseSignals, qv: np.ndarray, idx: dict[str, int], skip: frozenset[str]) -> np.ndarray:
     st_max = np.zeros(len(sig.columns))
     if sig.statements:
-        sims = sig.statement_vectors @ qv
-        for i in np.argsort(-sims, kind="stable")[:TOP_STATEMENTS]:
+        for i, sim in _nearest_statements(sig, qv, TOP_STATEMENTS, skip):
             for c in sig.statements[i][1]:
                 j = idx.get(c)
                 if j is not None:
-                    st_max[j] = max(st_max[j], float(sims[i]))
+                    st_max[j] = max(st_max[j], sim)
     return st_max
 
 
@@ -175,15 +226,14 @@ def _flat(text: str) -> str:
     return _NON_ALNUM.sub("", text.lower())
 
 
-def _statement_mentions(sig: DatabaseSignals, qv: np.ndarray) -> np.ndarray:
+def _statement_mentions(sig: DatabaseSignals, qv: np.ndarray, skip: frozenset[str]) -> np.ndarray:
     """Per column: the best similarity of a nearest statement whose text names the column's
     identifier (as a word, or spelled without separators when it is 6+ characters long)."""
     out = np.zeros(len(sig.columns))
     if not sig.statements:
         return out
-    sims = sig.statement_vectors @ qv
-    texts = [(_flat(sig.statements[i][0]), set(_IDENT.findall(sig.statements[i][0].lower())), float(sims[i]))
-             for i in np.argsort(-sims, kind="stable")[:TOP_STATEMENT_TEXTS]]
+    texts = [(_flat(sig.statements[i][0]), set(_IDENT.findall(sig.statements[i][0].lower())), sim)
+             for i, sim in _nearest_statements(sig, qv, TOP_STATEMENT_TEXTS, skip)]
     for j, (_t, c, *_r) in enumerate(sig.columns):
         low, flat = c.lower(), _flat(c)
         for text_flat, idents, sim in texts:
@@ -193,7 +243,7 @@ def _statement_mentions(sig: DatabaseSignals, qv: np.ndarray) -> np.ndarray:
 
 
 def column_features(question: str, qv: np.ndarray, sig: DatabaseSignals,
-                    skip_question: str | None = None) -> np.ndarray:
+                    skip_question: str | None = None, skip_statements: frozenset[str] = frozenset()) -> np.ndarray:
     """One feature row per column of ``sig`` (order :data:`FEATURES`).
 
     Args:
@@ -202,6 +252,8 @@ def column_features(question: str, qv: np.ndarray, sig: DatabaseSignals,
         sig: the database's signals.
         skip_question: a stored example with exactly this question does not vote (training on a
             split whose questions are themselves the KB's examples).
+        skip_statements: statements with these texts do not vote (training: a train question's own
+            evidence is among the KB's statements and would give its columns away).
 
     Returns:
         A ``(n_columns, len(FEATURES))`` float32 array.
@@ -215,13 +267,14 @@ def column_features(question: str, qv: np.ndarray, sig: DatabaseSignals,
     rank = np.empty(n)
     rank[np.argsort(-cos, kind="stable")] = np.arange(1, n + 1)
     ex_max, ex_sum, ex_top1, tab_ex = _example_votes(sig, qv, idx, skip_question)
-    st_max = _statement_votes(sig, qv, idx)
+    st_max = _statement_votes(sig, qv, idx, skip_statements)
     tcos = dict(zip(sig.tables, (sig.table_vectors @ qv).tolist())) if sig.tables else {}
     tmax = max(tcos.values()) if tcos else 0.0
     tmaxcol: dict[str, float] = defaultdict(float)
     for i, (t, *_r) in enumerate(sig.columns):
         tmaxcol[t.lower()] = max(tmaxcol[t.lower()], float(cos[i]))
-    st_lex = _statement_mentions(sig, qv)
+    st_lex = _statement_mentions(sig, qv, skip_statements)
+    co_use = _co_use(sig, cos, ex_top1, skip_question)
     qwords, qflat = words(question) - _STOP, _flat(question)
     base = np.zeros((n, len(BASE_FEATURES)), np.float32)
     for i, (t, c, pk, fk, label) in enumerate(sig.columns):
@@ -229,7 +282,8 @@ def column_features(question: str, qv: np.ndarray, sig: DatabaseSignals,
         base[i] = (cos[i], cos[i] - cos.max(), 1.0 / rank[i], ex_max[i], ex_sum[i], ex_top1[i], tab_ex.get(tl, 0.0),
                    tcos.get(tl, 0.0), tcos.get(tl, 0.0) - tmax, tmaxcol[tl],
                    float(bool(qwords & (words(c) | words(label)))), float(bool(qwords & words(t))),
-                   float(pk), float(fk), st_max[i], math.log(n), st_lex[i], float(len(cflat) >= 5 and cflat in qflat))
+                   float(pk), float(fk), st_max[i], math.log(n), st_lex[i], float(len(cflat) >= 5 and cflat in qflat),
+                   co_use[i])
     pos = {name: k for k, name in enumerate(BASE_FEATURES)}
     crossed = [base[:, pos[a]] * base[:, pos[b]] for a, b in itertools.combinations(CROSSED, 2)]
     return np.concatenate([base, np.stack(crossed, 1), np.ones((n, 1), np.float32)], 1).astype(np.float32)

@@ -129,3 +129,18 @@ def test_a_question_does_not_vote_for_itself_when_asked():
     col = FEATURES.index("ex_top1")
     own = column_features("How old is each singer?", qv, sig, skip_question="How old is each singer?")
     assert own[1, col] == 0.0 and own[2, col] == 1.0
+
+
+def test_co_use_follows_columns_used_together_and_skips_the_own_example():
+    sig = _signals()
+    sig.examples = [("Names and ages?", ["singer.name", "singer.age"], ["singer"]),
+                    ("Ages?", ["singer.age"], ["singer"]),
+                    ("Capacities?", ["stadium.capacity"], ["stadium"])]
+    sig.example_vectors = np.stack([np.array([0, 1, 0], np.float32)] * 3)
+    col = FEATURES.index("co_use")
+    qv = np.array([0, 1, 0], np.float32)  # anchors: singer.age first (cosine), and the nearest example's columns
+    f = column_features("Ages?", qv, sig)
+    assert f[0, col] == pytest.approx(0.5)  # singer.name: one of the two examples using singer.age uses it
+    assert f[2, col] == 0.0  # stadium.capacity is never used with an anchor
+    skipped = column_features("Ages?", qv, sig, skip_question="Names and ages?")
+    assert skipped[0, col] == 0.0  # the only example pairing name and age is the question itself
