@@ -1,0 +1,181 @@
+"""`dbrouter serve`: the demo KB over the Postgres wire protocol, queried with psql and psycopg."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+
+import duckdb
+import pytest
+
+from tests.conftest import run_cli
+
+PASSWORD = "s3cret-pw"
+SINGERS = "How many singers do we have?"
+
+
+@pytest.fixture(scope="module")
+def served(built_kb, tmp_path_factory):
+    """A copy of the demo KB served on a free loopback port with a password."""
+    from dbrouter.serve import ServeConfig, start_in_thread, stop
+
+    base = tmp_path_factory.mktemp("serve")
+    warehouse = base / "kb.duckdb"
+    shutil.copyfile(built_kb["warehouse"], warehouse)
+    server, _ = start_in_thread(ServeConfig(warehouse, "127.0.0.1", 0, PASSWORD))
+    yield {"server": server, "port": server.server_address[1], "warehouse": warehouse, "base": base}
+    stop(server)
+
+
+def psql(port: int, sql: str, password: str = PASSWORD) -> subprocess.CompletedProcess:
+    """Run one query with psql (unaligned, tuples only); returns the completed process."""
+    env = {**os.environ, "PGPASSWORD": password, "PGCONNECT_TIMEOUT": "10"}
+    return subprocess.run(["psql", "-h", "127.0.0.1", "-p", str(port), "-U", "analyst", "-d", "kb", "-X", "-A",
+                           "-t", "-F", "|", "-v", "ON_ERROR_STOP=1", "-c", sql],
+                          capture_output=True, text=True, env=env, timeout=60)
+
+
+def pg(port: int, **kwargs):
+    import psycopg
+
+    return psycopg.connect(host="127.0.0.1", port=port, user="analyst", dbname="kb", password=PASSWORD,
+                           connect_timeout=10, **kwargs)
+
+
+def _db_ids(warehouse) -> set[str]:
+    con = duckdb.connect(str(warehouse), read_only=True)
+    try:
+        return {r[0] for r in con.execute("select db_id from kb_databases").fetchall()}
+    finally:
+        con.close()
+
+
+def test_psql_routes_a_question(served):
+    proc = psql(served["port"], f"select route_query('{SINGERS}')")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "singer"
+
+
+def test_psql_ranked_table_has_several_rows(served):
+    proc = psql(served["port"], f"select rank, db_id, score from route_query_ranked('{SINGERS}', 3)")
+    assert proc.returncode == 0, proc.stderr
+    rows = [line.split("|") for line in proc.stdout.strip().splitlines()]
+    assert [r[0] for r in rows] == ["1", "2", "3"]
+    assert rows[0][1] == "singer" and {r[1] for r in rows} <= _db_ids(served["warehouse"])
+    assert float(rows[0][2]) >= float(rows[1][2]) >= float(rows[2][2])
+
+
+def test_psycopg_session_with_probes_params_and_vectors(served):
+    with pg(served["port"]) as con:  # not autocommit: psycopg sends BEGIN, then COMMIT on exit
+        cur = con.cursor()
+        cur.execute("SET application_name = 'bi-tool'")
+        cur.execute("SHOW transaction isolation level")
+        assert cur.fetchone() == ("read committed",)
+        cur.execute("select version()")
+        assert cur.fetchone()[0].startswith("PostgreSQL ")
+        cur.execute("select route_query(%s)", [SINGERS])
+        assert cur.fetchone() == ("singer",)
+        cur.execute("select db_id, embedding from kb_document_embeddings where doc_kind = 'database' "
+                    "order by db_id limit 2")
+        rows = cur.fetchall()
+        assert len(rows) == 2
+        vector = rows[0][1]
+        assert isinstance(vector, str) and vector.startswith("[") and len(vector.split(",")) == 384
+        cur.execute("select %s::int + 1, %s::double * 2, coalesce(%s, 'null')", [41, 1.25, None])
+        assert cur.fetchone() == (42, 2.5, "null")
+        for _ in range(7):  # psycopg prepares a query it ran 5 times (Parse/Bind/Execute with a name)
+            cur.execute("select route_query(%s)", [SINGERS])
+            assert cur.fetchone() == ("singer",)
+        cur.execute("select route_query_json(%s, 2)", [SINGERS])
+        assert '"singer"' in cur.fetchone()[0]
+        con.commit()
+
+
+@pytest.mark.parametrize("sql, reason", [
+    ("delete from kb_databases", "DELETE"),
+    ("create table x(a int)", "CREATE"),
+    ("select 1; select 2", "multiple statements"),
+    ("select * from read_csv('/etc/passwd')", "read_csv"),
+    ("attach '/tmp/other.duckdb' as o", "ATTACH"),
+])
+def test_writes_and_multiple_statements_are_refused(served, sql, reason):
+    import psycopg
+
+    before = _db_ids(served["warehouse"])
+    proc = psql(served["port"], sql)
+    assert proc.returncode != 0
+    assert "read-only" in proc.stderr and reason in proc.stderr
+    with pg(served["port"], autocommit=True) as con:
+        with pytest.raises(psycopg.Error) as info:
+            con.execute(sql)
+        assert info.value.sqlstate == "25006"
+        assert con.execute("select count(*) from kb_databases").fetchone() == (len(before),)
+    assert _db_ids(served["warehouse"]) == before
+
+
+def test_sql_errors_come_back_and_the_session_goes_on(served):
+    import psycopg
+
+    with pg(served["port"], autocommit=True) as con:
+        with pytest.raises(psycopg.Error, match="no_such_table"):
+            con.execute("select * from no_such_table")
+        assert con.execute("select route_query(%s)", [SINGERS]).fetchone() == ("singer",)
+
+
+def test_wrong_password_is_refused(served):
+    proc = psql(served["port"], "select 1", password="wrong")
+    assert proc.returncode != 0
+    assert "password authentication failed" in proc.stderr
+
+
+def test_non_loopback_host_needs_allow_remote(served):
+    proc = run_cli("serve", "--warehouse", str(served["warehouse"]), "--host", "0.0.0.0", "--port", "0", check=False)
+    assert proc.returncode == 2
+    assert "--allow-remote" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_password_env_must_be_set(served):
+    env = {k: v for k, v in os.environ.items() if k != "DBROUTER_NO_SUCH_PW"}
+    proc = subprocess.run([run_cli.__globals__["DBROUTER"], "serve", "--warehouse", str(served["warehouse"]),
+                           "--port", "0", "--password-env", "DBROUTER_NO_SUCH_PW"],
+                          capture_output=True, text=True, env=env, timeout=60)
+    assert proc.returncode == 2
+    assert "DBROUTER_NO_SUCH_PW" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_missing_warehouse_is_an_error(tmp_path):
+    proc = run_cli("serve", "--warehouse", str(tmp_path / "none.duckdb"), "--port", "0", check=False)
+    assert proc.returncode == 2 and "dbrouter build" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_replaced_warehouse_is_picked_up_without_restart(built_kb, tmp_path):
+    """A second KB (the first without `singer`) os.replace'd over the served file, as `dbrouter build` does."""
+    from dbrouter.serve import ServeConfig, start_in_thread, stop
+
+    warehouse = tmp_path / "kb.duckdb"
+    shutil.copyfile(built_kb["warehouse"], warehouse)
+    server, _ = start_in_thread(ServeConfig(warehouse, "127.0.0.1", 0, PASSWORD))
+    try:
+        _check_replace(server, server.server_address[1], warehouse, tmp_path)
+    finally:
+        stop(server)
+
+
+def _check_replace(server, port, warehouse, base):
+    assert psql(port, f"select route_query('{SINGERS}')").stdout.strip() == "singer"
+    with pg(port, autocommit=True) as held:  # a session open across the replace
+        assert held.execute("select count(*) from kb_databases").fetchone()[0] == len(_db_ids(warehouse))
+        new = base / "next.duckdb"
+        shutil.copyfile(warehouse, new)
+        con = duckdb.connect(str(new))
+        for table in ("kb_databases", "kb_document_embeddings", "kb_column_phrases"):
+            con.execute(f"delete from {table} where db_id = 'singer'")
+        con.close()
+        os.replace(new, warehouse)
+        count = held.execute("select count(*) from kb_databases where db_id = 'singer'").fetchone()[0]
+        assert count == 0
+    proc = psql(port, f"select route_query('{SINGERS}')")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() not in ("singer", "")
+    assert server.kb.reopened == 1
