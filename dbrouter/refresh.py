@@ -506,13 +506,14 @@ def refresh(config: SourcesConfig, warehouse: str | Path, embedder: str | None =
     n = len(fingerprints.databases)
     for db_id, problem in sorted(changes.unreadable.items()):
         say(f"  WARNING  {db_id}: cannot be read, not checked: {problem}")
-    checked = f"(checked in {fingerprints.seconds:.1f} s)"
+    checked = f"(checked in {fingerprints.seconds:.2f} s)"
     if not changes.needs_build:
         skipped = f" ({len(changes.unreadable)} unreadable, above)" if changes.unreadable else ""
         say(f"no schema change in {n} databases{skipped} since {since} {checked}; nothing to do")
         return RefreshResult(changes, fingerprints, since, None, time.monotonic() - started)
     counted = len(changes.added) + len(changes.removed) + len(changes.changed)
-    say(f"{counted} of {n} databases changed since {since} {checked}:" if since and not changes.reason
+    what = f"{counted} of {n} databases changed" if counted else "files named by the sources changed"
+    say(f"{what} since {since} {checked}:" if since and not changes.reason
         else f"rebuilding the knowledge base {checked}:")
     for line in changes.lines():
         say(line)
