@@ -179,3 +179,59 @@ def _check_replace(server, port, warehouse, base):
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() not in ("singer", "")
     assert server.kb.reopened == 1
+
+
+def test_dbrouter_build_while_serving(built_kb, tmp_path):
+    """`dbrouter build` over the served warehouse (sources without headphone_store): queries go on during the
+    build and the next one after it sees the new KB, without restarting the server."""
+    import time
+
+    from dbrouter.serve import ServeConfig, start_in_thread, stop
+    from tests.conftest import DBROUTER, copy_demo
+
+    sources = copy_demo(tmp_path)
+    sources.write_text(sources.read_text().replace("  - type: duckdb\n    path: databases/headphone_store.duckdb\n",
+                                                   ""))
+    assert "headphone_store.duckdb" not in sources.read_text()
+    warehouse = tmp_path / "kb.duckdb"
+    shutil.copyfile(built_kb["warehouse"], warehouse)
+    assert "headphone_store" in _db_ids(warehouse)
+    server, _ = start_in_thread(ServeConfig(warehouse, "127.0.0.1", 0, PASSWORD))
+    port = server.server_address[1]
+    try:
+        build = subprocess.Popen([DBROUTER, "build", "--sources", str(sources), "--warehouse", str(warehouse)],
+                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                 env={**os.environ, "DBROUTER_EMBEDDER": "hash"})
+        during = 0
+        with pg(port, autocommit=True) as con:
+            while build.poll() is None:
+                assert con.execute("select route_query(%s)", [SINGERS]).fetchone() == ("singer",)
+                during += 1
+                time.sleep(0.5)
+        log = build.communicate()[0]
+        assert build.returncode == 0, log
+        assert during >= 2
+        proc = psql(port, "select db_id from kb_databases order by db_id")
+        assert proc.returncode == 0, proc.stderr
+        assert "headphone_store" not in proc.stdout.split() and "singer" in proc.stdout.split()
+        assert server.kb.reopened == 1
+    finally:
+        stop(server)
+
+
+def test_eval_serve_load_test(served, tmp_path):
+    """`dbrouter eval serve`: a small run through a server subprocess, recorded in a BENCHMARKS file."""
+    bench = tmp_path / "BENCHMARKS.md"
+    proc = run_cli("eval", "serve", "--warehouse", str(served["warehouse"]), "--requests", "12", "--clients", "2",
+                   "--write", str(bench), "--json")
+    import json
+
+    m = json.loads(proc.stdout)
+    assert m["requests"] == 12 and m["clients"] == 2 and m["errors"] == 0
+    assert m["correct"] >= 6  # the KB's own example questions mostly route to their database
+    assert m["throughput_rps"] > 0 and 0 < m["p50_ms"] <= m["p95_ms"] <= m["max_ms"]
+    text = bench.read_text()
+    assert "<!-- dbrouter:eval serve -->" in text and f"| 12 | 2 | hash | {m['throughput_rps']} |" in text
+    bad = run_cli("eval", "serve", "--warehouse", str(served["warehouse"]), "--requests", "0", "--write", "",
+                  check=False)
+    assert bad.returncode == 2 and "--requests" in bad.stderr and "Traceback" not in bad.stderr

@@ -1,0 +1,196 @@
+"""`dbrouter eval serve`: a bounded load test of `dbrouter serve` with concurrent psycopg clients.
+
+The endpoint runs in its own process (``python -m dbrouter.cli serve --port 0`` on loopback), as
+in production, so clients and server do not share a GIL. The workload is the KB's own example
+questions (``kb_examples``, in ``example_id`` order, cycled): each request is
+``select route_query(%s)``; a request counts as correct when it names the example's database.
+The same questions routed in-process (:func:`dbrouter.connect`, one connection) give the baseline
+that shows what the wire and the server add.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from dbrouter.errors import DbrouterError
+from dbrouter.eval.publish import Report
+
+_LISTENING = re.compile(r"postgresql://([0-9.]+):(\d+)")
+START_TIMEOUT = 120.0
+
+
+@dataclass
+class ServeLoad:
+    """What one load test measured (milliseconds per request, requests per second)."""
+
+    requests: int
+    clients: int
+    questions: int
+    seconds: float
+    throughput_rps: float
+    p50_ms: float
+    p95_ms: float
+    max_ms: float
+    errors: int
+    correct: int
+    inprocess_p50_ms: float
+    inprocess_p95_ms: float
+    embedder: str
+
+
+def _percentiles(times: list[float]) -> tuple[float, float, float]:
+    times = sorted(times)
+    if not times:
+        return 0.0, 0.0, 0.0
+    return statistics.median(times), times[max(0, int(round(0.95 * len(times))) - 1)], times[-1]
+
+
+def _workload(warehouse: Path) -> tuple[list[tuple[str, str]], list[float], str]:
+    """The example questions with their databases, in-process latencies and the KB's embedder."""
+    from dbrouter.warehouse import connect, kb_embedders
+
+    con = connect(warehouse)
+    try:
+        rows = con.execute("select question, db_id from kb_examples where question is not null "
+                           "order by example_id").fetchall()
+        if not rows:
+            raise DbrouterError(f"{warehouse} has no example questions (kb_examples) to send: build it from a "
+                                "sources file with examples, e.g. demo/sources.yml")
+        embedder = (kb_embedders(con) or ["?"])[0]
+        for q, _ in rows[:5]:  # warm-up
+            con.execute("select route_query(?)", [q]).fetchone()
+        times = []
+        for q, _ in rows:
+            t = time.perf_counter()
+            con.execute("select route_query(?)", [q]).fetchone()
+            times.append((time.perf_counter() - t) * 1000)
+    finally:
+        con.close()
+    return rows, times, embedder
+
+
+def _start(warehouse: Path, password: str) -> tuple[subprocess.Popen, int]:
+    """Start `dbrouter serve --port 0` and read the port it bound from its first line.
+
+    Raises:
+        DbrouterError: it exited or printed no address within START_TIMEOUT seconds.
+    """
+    env = {**os.environ, "DBROUTER_EVAL_SERVE_PASSWORD": password}
+    proc = subprocess.Popen([sys.executable, "-m", "dbrouter.cli", "serve", "--warehouse", str(warehouse),
+                             "--host", "127.0.0.1", "--port", "0", "--password-env", "DBROUTER_EVAL_SERVE_PASSWORD"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
+    found: list[str] = []
+    reader = threading.Thread(target=lambda: found.append(proc.stderr.readline()), daemon=True)
+    reader.start()
+    reader.join(START_TIMEOUT)
+    match = _LISTENING.search(found[0]) if found else None
+    if not match:
+        _stop(proc)
+        raise DbrouterError(f"`dbrouter serve` did not start: {(found[0] if found else '').strip() or 'no output'}")
+    return proc, int(match.group(2))
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    """Stop the server process started by :func:`_start` (SIGINT, then SIGKILL after 10 s)."""
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def _client(port: int, password: str, work: list[tuple[str, str]], next_index, results: list) -> None:
+    """One client: its own connection; takes request numbers until none are left."""
+    import psycopg
+
+    with psycopg.connect(host="127.0.0.1", port=port, user="eval", dbname="kb", password=password,
+                         autocommit=True, connect_timeout=30) as con:
+        con.execute("select route_query(%s)", [work[0][0]]).fetchone()  # warm-up, not timed
+        while (i := next_index()) is not None:
+            question, db_id = work[i % len(work)]
+            t = time.perf_counter()
+            try:
+                got = con.execute("select route_query(%s)", [question]).fetchone()[0]
+                results.append(((time.perf_counter() - t) * 1000, got == db_id, None))
+            except psycopg.Error as exc:
+                results.append(((time.perf_counter() - t) * 1000, False, str(exc)))
+
+
+def run_serve_load(warehouse: Path, requests: int = 200, clients: int = 4) -> ServeLoad:
+    """Serve ``warehouse`` on loopback and send ``requests`` route_query requests from ``clients`` clients.
+
+    Args:
+        warehouse: a built KB with example questions.
+        requests: total requests (shared by the clients).
+        clients: concurrent psycopg connections, each in its own thread.
+
+    Returns:
+        The :class:`ServeLoad` measurements.
+
+    Raises:
+        DbrouterError: bad counts, no example questions, or the server did not start.
+    """
+    if requests < 1 or clients < 1:
+        raise DbrouterError(f"--requests ({requests}) and --clients ({clients}) must be at least 1")
+    work, inproc, embedder = _workload(Path(warehouse))
+    password = os.urandom(12).hex()
+    proc, port = _start(Path(warehouse), password)
+    lock, counter, results = threading.Lock(), iter(range(requests)), []
+
+    def next_index():
+        with lock:
+            return next(counter, None)
+
+    try:
+        threads = [threading.Thread(target=_client, args=(port, password, work, next_index, results))
+                   for _ in range(clients)]
+        start = time.perf_counter()
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        seconds = time.perf_counter() - start
+    finally:
+        _stop(proc)
+    p50, p95, worst = _percentiles([r[0] for r in results])
+    ip50, ip95, _ = _percentiles(inproc)
+    return ServeLoad(requests=len(results), clients=clients, questions=len(work), seconds=round(seconds, 2),
+                     throughput_rps=round(len(results) / seconds, 1), p50_ms=round(p50, 1), p95_ms=round(p95, 1),
+                     max_ms=round(worst, 1), errors=sum(1 for r in results if r[2]),
+                     correct=sum(1 for r in results if r[1]), inprocess_p50_ms=round(ip50, 1),
+                     inprocess_p95_ms=round(ip95, 1), embedder=embedder)
+
+
+def serve_report(m: ServeLoad, command: str) -> Report:
+    """The measurements as a :class:`Report` (block ``eval serve``).
+
+    Args:
+        m: :func:`run_serve_load`'s result.
+        command: the command line to record.
+
+    Returns:
+        The report.
+    """
+    markdown = (
+        "#### eval serve: `select route_query(...)` through `dbrouter serve` (Postgres wire, psycopg)\n\n"
+        "| requests | clients | embedder | throughput req/s | p50 ms | p95 ms | max ms | errors | "
+        "routed to the example's database | in-process p50 / p95 ms |\n"
+        "|---|---|---|---|---|---|---|---|---|---|\n"
+        f"| {m.requests} | {m.clients} | {m.embedder} | {m.throughput_rps} | {m.p50_ms} | {m.p95_ms} | {m.max_ms} | "
+        f"{m.errors} | {m.correct}/{m.requests} | {m.inprocess_p50_ms} / {m.inprocess_p95_ms} |\n\n"
+        f"The {m.questions} example questions of the KB, cycled; server and clients on loopback of one machine; "
+        "in-process: the same questions on one `dbrouter.connect()` connection.\n\n")
+    return Report(key="eval serve", command=command, data=asdict(m), markdown=markdown,
+                  note=f"{m.seconds} s", text=json.dumps(asdict(m)))
