@@ -512,7 +512,7 @@ def refresh(config: SourcesConfig, warehouse: str | Path, embedder: str | None =
         say(f"no schema change in {n} databases{skipped} since {since} {checked}; nothing to do")
         return RefreshResult(changes, fingerprints, since, None, time.monotonic() - started)
     counted = len(changes.added) + len(changes.removed) + len(changes.changed)
-    what = f"{counted} of {n} databases changed" if counted else "files named by the sources changed"
+    what = f"{counted} of {n} databases changed" if counted else "the sources file or a file it names changed"
     say(f"{what} since {since} {checked}:" if since and not changes.reason
         else f"rebuilding the knowledge base {checked}:")
     for line in changes.lines():
