@@ -46,6 +46,7 @@ class ServeLoad:
     inprocess_p50_ms: float
     inprocess_p95_ms: float
     embedder: str
+    databases: int
 
 
 def _percentiles(times: list[float]) -> tuple[float, float, float]:
@@ -55,8 +56,8 @@ def _percentiles(times: list[float]) -> tuple[float, float, float]:
     return statistics.median(times), times[max(0, int(round(0.95 * len(times))) - 1)], times[-1]
 
 
-def _workload(warehouse: Path) -> tuple[list[tuple[str, str]], list[float], str]:
-    """The example questions with their databases, in-process latencies and the KB's embedder."""
+def _workload(warehouse: Path) -> tuple[list[tuple[str, str]], list[float], str, int]:
+    """The example questions with their databases, in-process latencies, the KB's embedder and size."""
     from dbrouter.warehouse import connect, kb_embedders
 
     con = connect(warehouse)
@@ -67,6 +68,7 @@ def _workload(warehouse: Path) -> tuple[list[tuple[str, str]], list[float], str]
             raise DbrouterError(f"{warehouse} has no example questions (kb_examples) to send: build it from a "
                                 "sources file with examples, e.g. demo/sources.yml")
         embedder = (kb_embedders(con) or ["?"])[0]
+        databases = con.execute("select count(*) from kb_databases").fetchone()[0]
         for q, _ in rows[:5]:  # warm-up
             con.execute("select route_query(?)", [q]).fetchone()
         times = []
@@ -76,7 +78,7 @@ def _workload(warehouse: Path) -> tuple[list[tuple[str, str]], list[float], str]
             times.append((time.perf_counter() - t) * 1000)
     finally:
         con.close()
-    return rows, times, embedder
+    return rows, times, embedder, databases
 
 
 def _start(warehouse: Path, password: str) -> tuple[subprocess.Popen, int]:
@@ -144,7 +146,7 @@ def run_serve_load(warehouse: Path, requests: int = 200, clients: int = 4) -> Se
     """
     if requests < 1 or clients < 1:
         raise DbrouterError(f"--requests ({requests}) and --clients ({clients}) must be at least 1")
-    work, inproc, embedder = _workload(Path(warehouse))
+    work, inproc, embedder, databases = _workload(Path(warehouse))
     password = os.urandom(12).hex()
     proc, port = _start(Path(warehouse), password)
     lock, counter, results = threading.Lock(), iter(range(requests)), []
@@ -170,7 +172,8 @@ def run_serve_load(warehouse: Path, requests: int = 200, clients: int = 4) -> Se
                      throughput_rps=round(len(results) / seconds, 1), p50_ms=round(p50, 1), p95_ms=round(p95, 1),
                      max_ms=round(worst, 1), errors=sum(1 for r in results if r[2]),
                      correct=sum(1 for r in results if r[1]), inprocess_p50_ms=round(ip50, 1),
-                     inprocess_p95_ms=round(ip95, 1), embedder=embedder)
+                     inprocess_p95_ms=round(ip95, 1), embedder=embedder,
+                     databases=databases)
 
 
 def serve_report(m: ServeLoad, command: str) -> Report:
@@ -190,7 +193,7 @@ def serve_report(m: ServeLoad, command: str) -> Report:
         "|---|---|---|---|---|---|---|---|---|---|\n"
         f"| {m.requests} | {m.clients} | {m.embedder} | {m.throughput_rps} | {m.p50_ms} | {m.p95_ms} | {m.max_ms} | "
         f"{m.errors} | {m.correct}/{m.requests} | {m.inprocess_p50_ms} / {m.inprocess_p95_ms} |\n\n"
-        f"The {m.questions} example questions of the KB, cycled; server and clients on loopback of one machine; "
+        f"The {m.questions} example questions of a KB of {m.databases} databases, cycled; server and clients on loopback of one machine; "
         "in-process: the same questions on one `dbrouter.connect()` connection.\n\n")
     return Report(key="eval serve", command=command, data=asdict(m), markdown=markdown,
                   note=f"{m.seconds} s", text=json.dumps(asdict(m)))
