@@ -235,3 +235,36 @@ def test_eval_serve_load_test(served, tmp_path):
     bad = run_cli("eval", "serve", "--warehouse", str(served["warehouse"]), "--requests", "0", "--write", "",
                   check=False)
     assert bad.returncode == 2 and "--requests" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_long_query_is_cancelled_and_the_server_goes_on(served):
+    import psycopg
+
+    kb = served["server"].kb
+    kb.timeout = 0.5
+    try:
+        with pg(served["port"], autocommit=True) as con:
+            with pytest.raises(psycopg.Error) as info:
+                con.execute("select count(*) from range(100000000000) a")
+            assert info.value.sqlstate == "57014" and "cancelled" in str(info.value)
+            assert con.execute("select count(*) > 0 from kb_databases").fetchone() == (True,)
+    finally:
+        kb.timeout = 60.0
+
+
+def test_allow_remote_binds_all_interfaces_and_loopback_only_otherwise(built_kb, served):
+    from dbrouter.serve import ServeConfig, ServeError, check_host, start_in_thread, stop
+
+    assert not served["server"].verify_request(None, ("10.1.2.3", 5000))
+    assert served["server"].verify_request(None, ("127.0.0.1", 5000))
+    check_host("localhost", False)
+    check_host("::1", False)
+    with pytest.raises(ServeError, match="--allow-remote"):
+        check_host("192.168.1.10", False)
+    server, _ = start_in_thread(ServeConfig(built_kb["warehouse"], "0.0.0.0", 0, PASSWORD, allow_remote=True))
+    try:
+        assert server.verify_request(None, ("10.1.2.3", 5000))
+        proc = psql(server.server_address[1], f"select route_query('{SINGERS}')")
+        assert proc.returncode == 0 and proc.stdout.strip() == "singer", proc.stderr
+    finally:
+        stop(server)
