@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
 from dbrouter.dbt_runner import Interrupted, dbt_workdir, run_dbt
-from dbrouter.errors import DbrouterError
+from dbrouter.errors import DbtRunError, DbrouterError
 
 if TYPE_CHECKING:
     from dbrouter.ingest import IngestReport
@@ -325,9 +325,34 @@ def build_atomically(config: SourcesConfig, warehouse: str | Path, embedder: str
             signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
 
 
+def check_user_profile() -> None:
+    """With ``$DBT_PROFILES_DIR`` set, check before anything runs that its ``dbrouter`` profile
+    exists and writes to ``$DBROUTER_WAREHOUSE`` (builds run on a copy of the warehouse: a fixed
+    path would make dbt write the real file, or another one, instead of the copy).
+
+    Raises:
+        DbtRunError: the folder has no ``dbrouter`` profile, or its target's ``path`` does not use
+            ``env_var('DBROUTER_WAREHOUSE')``; the message says how to fix it.
+    """
+    folder = os.environ.get("DBT_PROFILES_DIR")
+    if not folder:
+        return
+    from dbrouter.dbt_runner import user_profile
+
+    profile = user_profile(Path(folder))
+    outputs = profile.get("outputs") or {}
+    target = outputs.get(profile.get("target")) if isinstance(outputs, dict) else None
+    path = str((target or {}).get("path", "")) if isinstance(target, dict) else ""
+    if (target or {}).get("type", "duckdb") == "duckdb" and "DBROUTER_WAREHOUSE" not in path:
+        raise DbtRunError(f"the `dbrouter` profile in $DBT_PROFILES_DIR ({folder}) writes to path {path!r}; "
+                          "`dbrouter build` needs path: \"{{ env_var('DBROUTER_WAREHOUSE') }}\" (it builds a "
+                          "copy of the warehouse and swaps it in), or unset DBT_PROFILES_DIR")
+
+
 def _build(config: SourcesConfig, warehouse: Path, embedder: str | None, progress: Callable[[str], None],
            on_ingested: Callable[[IngestReport], None] | None, quiet: bool) -> BuildResult:
     """The steps of :func:`build_atomically` (``warehouse`` resolved); cleans up on any exit."""
+    check_user_profile()
     import duckdb
 
     from dbrouter.ingest import ingest

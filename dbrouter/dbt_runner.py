@@ -29,11 +29,43 @@ def project_dir() -> Path:
     return path
 
 
+def user_profile(path: Path) -> dict:
+    """The ``dbrouter`` profile of a user's profiles folder (``$DBT_PROFILES_DIR``).
+
+    Args:
+        path: the folder.
+
+    Returns:
+        The profile mapping (``target``, ``outputs``).
+
+    Raises:
+        DbtRunError: no readable profiles.yml there, or it has no profile named ``dbrouter`` (dbt's
+            own "Could not find profile named 'dbrouter'" does not say that the folder came from
+            the environment).
+    """
+    import yaml
+
+    file = path / "profiles.yml"
+    hint = (f"$DBT_PROFILES_DIR is set to {path}, so dbrouter runs dbt with the profiles there: add the "
+            "`dbrouter` profile of profiles.example.yml to it, or unset DBT_PROFILES_DIR to let dbrouter "
+            "write its own profile next to the warehouse")
+    try:
+        profiles = yaml.safe_load(file.read_text(encoding="utf-8")) or {}
+    except (OSError, yaml.YAMLError) as exc:
+        raise DbtRunError(f"cannot read {file} ({exc}); {hint}") from exc
+    profile = profiles.get("dbrouter") if isinstance(profiles, dict) else None
+    if not isinstance(profile, dict):
+        raise DbtRunError(f"{file} has no profile named 'dbrouter'; {hint}")
+    return profile
+
+
 def profiles_dir(workdir: Path) -> Path:
-    """A profiles folder with profile ``dbrouter``: ``$DBT_PROFILES_DIR`` if set, else a copy of
-    ``profiles.example.yml`` written to ``<workdir>/profiles``."""
+    """A profiles folder with profile ``dbrouter``: ``$DBT_PROFILES_DIR`` if set (checked to hold
+    that profile), else a copy of ``profiles.example.yml`` written to ``<workdir>/profiles``."""
     if os.environ.get("DBT_PROFILES_DIR"):
-        return Path(os.environ["DBT_PROFILES_DIR"])
+        path = Path(os.environ["DBT_PROFILES_DIR"])
+        user_profile(path)
+        return path
     out = workdir / "profiles"
     out.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(project_dir() / "profiles.example.yml", out / "profiles.yml")
