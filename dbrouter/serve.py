@@ -55,6 +55,7 @@ _SHOW = {"transaction isolation level": "read committed", "transaction_isolation
          "max_identifier_length": "63", "server_encoding": "UTF8", "lc_collate": "C"}
 _VERSION = re.compile(r"^\s*select\s+(pg_catalog\s*\.\s*)?version\s*\(\s*\)\s*;?\s*$", re.IGNORECASE)
 _WORD = re.compile(r"^\s*([A-Za-z_]+)")
+_PLACEHOLDER = re.compile(r"\$(\d+)")
 SSL_REQUEST, GSSENC_REQUEST = 80877103, 80877104
 
 logging.getLogger("buenavista").setLevel(logging.CRITICAL)  # it logs every refused query as a traceback
@@ -396,6 +397,29 @@ class KBHandler(BuenaVistaHandler):
         result_formats = [buf.read_int16() for _ in range(buf.read_int16())]
         ctx.add_portal(portal, stmt, params, result_formats)
         self.send_bind_complete()
+
+    def handle_describe(self, ctx, payload: bytes) -> None:
+        """Describe a statement or portal, always ending in RowDescription or NoData (buenavista 0.5
+        sends nothing for a result without rows and runs a described statement with dummy dates).
+
+        A statement is run with NULL parameters to learn its columns (text parameters are announced).
+        """
+        kind, name = payload[:1], payload[1:-1].decode("utf-8")
+        try:
+            if kind == b"S":
+                sql, oids = ctx.stmts[name]
+                count = max(len(oids), max((int(n) for n in _PLACEHOLDER.findall(sql)), default=0))
+                self.send_paramter_description([oids[i] if i < len(oids) and oids[i] else 25 for i in range(count)])
+                result = ctx.execute_sql(sql, [None] * count)
+            else:
+                result = ctx.describe_portal(name)
+        except Exception as exc:  # noqa: BLE001 - every failure goes back to the client as an ErrorResponse
+            self.send_error(exc, ctx)
+            return
+        if result.has_results():
+            self.send_row_description(result)
+        else:
+            self.wfile.write(struct.pack("!ci", ServerResponse.NO_DATA, 4))
 
     def handle_startup(self, conn):
         """Answer a GSSAPI-encryption request with 'N' (as for SSL), then read the real startup."""

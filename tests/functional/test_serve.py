@@ -268,3 +268,68 @@ def test_allow_remote_binds_all_interfaces_and_loopback_only_otherwise(built_kb,
         assert proc.returncode == 0 and proc.stdout.strip() == "singer", proc.stderr
     finally:
         stop(server)
+
+
+class _Wire:
+    """A raw protocol-3 client: what psql and psycopg do not exercise (Describe of a statement, NoData)."""
+
+    def __init__(self, port: int) -> None:
+        import socket
+        import struct
+
+        self.struct = struct
+        self.sock = socket.create_connection(("127.0.0.1", port), timeout=30)
+        body = struct.pack("!i", 196608) + b"user\x00u\x00database\x00kb\x00\x00"
+        self.sock.sendall(struct.pack("!i", len(body) + 4) + body)
+
+    def send(self, kind: bytes, body: bytes) -> None:
+        self.sock.sendall(kind + self.struct.pack("!i", len(body) + 4) + body)
+
+    def _exact(self, n: int) -> bytes:
+        data = b""
+        while len(data) < n:
+            chunk = self.sock.recv(n - len(data))
+            assert chunk, "server closed the connection"
+            data += chunk
+        return data
+
+    def until_ready(self) -> list[tuple[bytes, bytes]]:
+        out = []
+        while True:
+            kind = self._exact(1)
+            out.append((kind, self._exact(self.struct.unpack("!i", self._exact(4))[0] - 4)))
+            if kind == b"Z":
+                return out
+
+
+def test_extended_protocol_describe_statement_and_no_data(built_kb, tmp_path):
+    import struct
+
+    from dbrouter.serve import ServeConfig, start_in_thread, stop
+
+    server, _ = start_in_thread(ServeConfig(built_kb["warehouse"], "127.0.0.1", 0))
+    wire = _Wire(server.server_address[1])
+    try:
+        assert wire.until_ready()[0] == (b"R", b"\x00\x00\x00\x00")  # no password: AuthenticationOk
+        wire.send(b"P", b"s1\x00select route_query($1) as db\x00" + struct.pack("!h", 0))
+        wire.send(b"D", b"Ss1\x00")
+        wire.send(b"S", b"")
+        got = wire.until_ready()
+        assert [k for k, _ in got] == [b"1", b"t", b"T", b"Z"]
+        assert got[1][1] == struct.pack("!hi", 1, 25) and b"db\x00" in got[2][1]  # one text parameter; column db
+        wire.send(b"B", b"\x00s1\x00" + struct.pack("!hhi", 0, 1, len(SINGERS)) + SINGERS.encode()
+                  + struct.pack("!h", 0))
+        wire.send(b"E", b"\x00" + struct.pack("!i", 0))
+        wire.send(b"S", b"")
+        got = wire.until_ready()
+        assert [k for k, _ in got] == [b"2", b"D", b"C", b"Z"] and b"singer" in got[1][1]
+        wire.send(b"P", b"\x00SET search_path = main\x00" + struct.pack("!h", 0))
+        wire.send(b"B", b"\x00\x00" + struct.pack("!hhh", 0, 0, 0))
+        wire.send(b"D", b"P\x00")
+        wire.send(b"E", b"\x00" + struct.pack("!i", 0))
+        wire.send(b"S", b"")
+        assert [k for k, _ in wire.until_ready()] == [b"1", b"2", b"n", b"C", b"Z"]
+        wire.send(b"X", b"")
+    finally:
+        wire.sock.close()
+        stop(server)
