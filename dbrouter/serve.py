@@ -14,12 +14,14 @@ plugs dbrouter in behind it:
   ``(st_ino, st_mtime_ns)`` is compared with the open one (``dbrouter build`` ``os.replace``s a new
   file over it) and, when it changed, the connection is reopened once the queries in flight are done.
 
-Two small fixes to buenavista 0.5 live here, in subclasses: duckdb 2.0 removed
+Fixes to buenavista 0.5 live here, in subclasses (nothing is monkeypatched): duckdb 2.0 removed
 ``DuckDBPyConnection.fetch_record_batch``, which ``DuckDBSession.execute_sql`` calls for every
-result (``AttributeError``), so :class:`KBSession` fetches with ``relation.to_arrow_table()``; and
+result (``AttributeError``), so :class:`KBSession` fetches with ``relation.to_arrow_table()``;
 buenavista cannot type DuckDB arrays/structs/maps (``FLOAT[384]`` vectors), so those columns are
-cast to VARCHAR (DuckDB's own text form, e.g. ``[0.1, 0.2]``). Its ErrorResponse carries no
-severity or SQLSTATE, which :class:`KBHandler` adds.
+cast to VARCHAR (DuckDB's own text form, e.g. ``[0.1, 0.2]``). :class:`KBHandler` adds severity and
+SQLSTATE to ErrorResponses, binds parameters as Postgres sends them (buenavista parses an untyped
+text parameter as a date), answers Describe with RowDescription or NoData, and refuses GSSAPI
+encryption like SSL.
 """
 
 from __future__ import annotations
@@ -298,16 +300,16 @@ class KBSession(Session):
         if word == "SHOW":
             return _show(sql)
         if _VERSION.match(sql):
-            import duckdb as _d
-
             return SimpleQueryResult("version", f"PostgreSQL {SERVER_VERSION} (dbrouter over DuckDB "
-                                     f"v{_d.__version__})", BVType.TEXT)
+                                     f"v{duckdb.__version__})", BVType.TEXT)
         try:
             statement = check_read_only(sql, "duckdb")
         except UnsafeSQL as exc:
             raise QueryRefused(f"dbrouter serves the knowledge base read-only: {exc}", "25006") from None
         try:
             table = self.kb.query(statement, params)
+        except QueryRefused:
+            raise
         except duckdb.InterruptException:
             raise QueryRefused(f"the query was cancelled after {self.kb.timeout:.0f}s", "57014") from None
         except duckdb.Error as exc:
