@@ -469,10 +469,13 @@ def make_server(config: ServeConfig) -> KBServer:
         The bound :class:`KBServer`.
 
     Raises:
-        ServeError: non-loopback host without ``allow_remote``, or the address cannot be bound.
+        ServeError: non-loopback host without ``allow_remote``, a port outside 0-65535, or the address
+            cannot be bound (in use, unknown host).
         WarehouseError, EmbedderMismatch: the warehouse cannot be opened with its UDFs.
     """
     check_host(config.host, config.allow_remote)
+    if not 0 <= config.port <= 65535:
+        raise ServeError(f"--port {config.port} is not a TCP port: use 1-65535 (e.g. 5433), or 0 for any free one")
     kb = KnowledgeBase(config.warehouse, config.timeout)
     try:
         return KBServer(config, kb)

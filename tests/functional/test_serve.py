@@ -149,6 +149,13 @@ def test_missing_warehouse_is_an_error(tmp_path):
     assert proc.returncode == 2 and "dbrouter build" in proc.stderr and "Traceback" not in proc.stderr
 
 
+@pytest.mark.parametrize("port, message", [(99999, "not a tcp port"), (None, "already in use")])
+def test_bad_or_busy_port_is_an_error(served, port, message):
+    proc = run_cli("serve", "--warehouse", str(served["warehouse"]), "--port", str(port or served["port"]),
+                   check=False)
+    assert proc.returncode == 2 and message in proc.stderr.lower() and "Traceback" not in proc.stderr
+
+
 def test_replaced_warehouse_is_picked_up_without_restart(built_kb, tmp_path):
     """A second KB (the first without `singer`) os.replace'd over the served file, as `dbrouter build` does."""
     from dbrouter.serve import ServeConfig, start_in_thread, stop
