@@ -78,6 +78,23 @@ def cmd_build(args) -> int:
     return 0
 
 
+def cmd_refresh(args) -> int:
+    from dbrouter.refresh import refresh
+    from dbrouter.sources import load_sources
+
+    warehouse = _warehouse(args)
+    try:
+        result = refresh(load_sources(args.sources), warehouse, args.embedder, force=args.force, progress=err,
+                         on_ingested=_print_ingest)
+    except KeyboardInterrupt:
+        err(f"dbrouter: refresh stopped; the previous knowledge base in {warehouse} (if any) is unchanged")
+        raise
+    if result.build:
+        err(f"knowledge base rebuilt in {result.build.dbt_seconds:.1f}s (dbt), {result.seconds:.1f}s in all: "
+            f"{result.build.databases} databases in {warehouse}; schema fingerprints recorded")
+    return 0
+
+
 def _print_ranking(result: RouteResult, explain: bool) -> None:
     """Print one routed question: a line per candidate, and its evidence with ``explain``."""
     print(f"Q: {shown(result.question)}")
@@ -447,6 +464,35 @@ def cmd_eval_retrieval(args) -> int:
     return 0
 
 
+def cmd_serve(args) -> int:
+    """`serve`: the knowledge base over the Postgres wire protocol until Ctrl-C."""
+    from dbrouter.serve import ServeConfig, make_server, password_from_env
+
+    config = ServeConfig(_warehouse(args), args.host, args.port, password_from_env(args.password_env),
+                         args.allow_remote)
+    server = make_server(config)
+    host, port = server.server_address[:2]
+    err(f"serving {config.warehouse} read-only on postgresql://{host}:{port} "
+        f"({'password from $' + args.password_env if config.password else 'no password'}); e.g. "
+        f"psql -h {host} -p {port} -c \"select route_query('How many singers do we have?')\"; Ctrl-C stops")
+    try:
+        server.serve_forever()
+    finally:
+        server.server_close()
+        server.kb.close()
+    return 0
+
+
+def cmd_eval_serve(args) -> int:
+    """`eval serve`: throughput and latency of route_query through `dbrouter serve` (concurrent psycopg clients)."""
+    from dbrouter.eval.serve import run_serve_load, serve_report
+
+    result = run_serve_load(_warehouse(args), args.requests, args.clients)
+    command = f"dbrouter eval serve --warehouse {_warehouse(args)} --requests {args.requests} --clients {args.clients}"
+    _publish(args, serve_report(result, command))
+    return 0
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="dbrouter", description="Route questions to the database that can answer them.")
     sub = p.add_subparsers(dest="command", required=True)
@@ -482,6 +528,14 @@ def parser() -> argparse.ArgumentParser:
                         "replaces the warehouse only when complete (a failure keeps the previous KB)")
     common(sp, True)
     sp.set_defaults(func=cmd_build)
+    refresh_help = ("for schedules: check every source's schema (catalog only, no rows) against the last refresh "
+                    "and run the atomic `build` only when a schema, the sources file or an examples/statements file "
+                    "changed; a data change alone (rows, sample values) does not rebuild (use --force). Exit 0: "
+                    "nothing to do or rebuilt; 2: error")
+    sp = sub.add_parser("refresh", help=refresh_help, description=refresh_help)
+    common(sp, True)
+    sp.add_argument("--force", action="store_true", help="rebuild even when nothing changed")
+    sp.set_defaults(func=cmd_refresh)
     sp = sub.add_parser("route", help="rank databases for questions (arguments, or one per stdin line)")
     common(sp)
     sp.add_argument("question", nargs="*")
@@ -514,6 +568,16 @@ def parser() -> argparse.ArgumentParser:
                     help="LLM-free retrieval linker (default) or the agent (needs an LLM)")
     sp.add_argument("--json", action="store_true", help="print one JSON object")
     sp.set_defaults(func=cmd_link)
+
+    sp = sub.add_parser("serve", help="serve the knowledge base read-only over the Postgres wire protocol "
+                        "(psql, psycopg, BI tools); picks up a rebuilt warehouse without restart")
+    sp.add_argument("--warehouse", help=f"DuckDB warehouse file (default $DBROUTER_WAREHOUSE or {DEFAULT_WAREHOUSE})")
+    sp.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    sp.add_argument("--port", type=int, default=5433, help="port (default 5433)")
+    sp.add_argument("--password-env", metavar="VAR",
+                    help="require the password held in environment variable VAR (any user name)")
+    sp.add_argument("--allow-remote", action="store_true", help="allow a non-loopback --host")
+    sp.set_defaults(func=cmd_serve)
 
     st = sub.add_parser("statements", help="domain statements: add, list, structure with an LLM")
     stsub = st.add_subparsers(dest="statements_command", required=True)
@@ -562,6 +626,14 @@ def parser() -> argparse.ArgumentParser:
         if name in ("route", "statements", "examples", "link", "sql"):
             sp.add_argument("--limit", type=int, help="only the first N test questions (smoke runs; not recorded)")
         sp.set_defaults(func=func)
+    sp = evsub.add_parser("serve", help="load test of `dbrouter serve`: route_query throughput and p50/p95 latency")
+    sp.add_argument("--warehouse", help=f"a built KB with example questions (default $DBROUTER_WAREHOUSE or "
+                    f"{DEFAULT_WAREHOUSE})")
+    sp.add_argument("--requests", type=int, default=200, help="requests in all (default 200)")
+    sp.add_argument("--clients", type=int, default=4, help="concurrent psycopg clients (default 4)")
+    sp.add_argument("--write", default="BENCHMARKS.md", help="markdown file to record results in ('' to skip)")
+    sp.add_argument("--json", action="store_true", help="print one JSON line")
+    sp.set_defaults(func=cmd_eval_serve)
     return p
 
 
