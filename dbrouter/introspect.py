@@ -401,6 +401,27 @@ def snapshot_from_json(obj: dict[str, Any], source_path: str, db_id: str | None 
     return snap
 
 
+def schema_file_objects(spec: SourceSpec) -> list[tuple[int, Any, str | None]]:
+    """The JSON objects of a schema-only source file (``.jsonl`` lines, or a ``.json`` object/list).
+
+    Args:
+        spec: the declared source.
+
+    Returns:
+        (line or item number, the object or None, the parse error or None) per object.
+
+    Raises:
+        SourceError: the file is missing or cannot be read.
+    """
+    path = Path(spec.path)
+    if not path.is_file():
+        raise SourceError(spec.id or path.stem, f"schema file {path} not found: fix `path` in the sources file")
+    try:
+        return list(_json_objects(path))
+    except OSError as exc:
+        raise SourceError(spec.id or path.stem, f"cannot read schema file {path}: {exc.strerror or exc}") from exc
+
+
 def read_schema_json(spec: SourceSpec) -> tuple[list[DatabaseSnapshot], list[Issue]]:
     """Read a schema-only file (``.jsonl``: one database a line; ``.json``: object or list).
 
@@ -414,12 +435,7 @@ def read_schema_json(spec: SourceSpec) -> tuple[list[DatabaseSnapshot], list[Iss
         SourceError: the file is missing, or ``id`` is given for a file holding several databases.
     """
     path = Path(spec.path)
-    if not path.is_file():
-        raise SourceError(spec.id or path.stem, f"schema file {path} not found: fix `path` in the sources file")
-    try:
-        objects = list(_json_objects(path))
-    except OSError as exc:
-        raise SourceError(spec.id or path.stem, f"cannot read schema file {path}: {exc.strerror or exc}") from exc
+    objects = schema_file_objects(spec)
     if spec.id and len(objects) > 1:
         raise SourceError(spec.id, f"{path} holds {len(objects)} databases; `id` only fits a single one")
     snaps: list[DatabaseSnapshot] = []

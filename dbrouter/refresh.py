@@ -33,7 +33,7 @@ import yaml
 
 from dbrouter.dbt_runner import dbt_workdir
 from dbrouter.errors import DbrouterError, SourceError
-from dbrouter.introspect import _json_objects, quote_ident, sqlite_readonly_uri
+from dbrouter.introspect import quote_ident, schema_file_objects, sqlite_readonly_uri
 from dbrouter.sources import SourcesConfig, SourceSpec
 
 if TYPE_CHECKING:
@@ -156,12 +156,7 @@ def fingerprint_schema_json(spec: SourceSpec) -> tuple[dict[str, str], dict[str,
         SourceError: the file is missing or cannot be read.
     """
     path = Path(spec.path)
-    if not path.is_file():
-        raise SourceError(spec.id or path.stem, f"schema file {path} not found: fix `path` in the sources file")
-    try:
-        objects = list(_json_objects(path))
-    except OSError as exc:
-        raise SourceError(spec.id or path.stem, f"cannot read schema file {path}: {exc.strerror or exc}") from exc
+    objects = schema_file_objects(spec)
     found: dict[str, str] = {}
     bad: dict[str, str] = {}
     for no, obj, error in objects:
