@@ -23,10 +23,8 @@ from decimal import Decimal
 from typing import Any
 
 from dbrouter.errors import DbrouterError
-from dbrouter.textin import check_text
+from dbrouter.textin import MAX_QUESTION_CHARS, check_text
 
-MAX_QUESTION_CHARS = 2000
-"""The routing functions read a question up to this many characters (dbt var ``dbrouter__max_question_chars``)."""
 SCHEMA_ONLY_DIALECT = "sqlite"
 """SQL for a database without an executable source is written in this dialect (not run)."""
 EXAMPLE_STAGES = ("exact", "normalized")
@@ -226,17 +224,9 @@ def _target(con, answer: Answer):
 
 
 def _link(con, llm, target, answer: Answer, linker: str):
-    from dbrouter.linking.linker import link_schema
+    from dbrouter.linking.linker import link
 
-    if linker == "agent" and llm is None:
-        answer.notes.append("the agent linker needs an LLM (DBROUTER_LLM_BASE_URL is unset): the schema was "
-                            "linked by the retrieval linker")
-    if linker == "agent" and llm is not None:
-        from dbrouter.linking.agent import link_schema_agent
-
-        linked = link_schema_agent(con, llm, target, answer.question, answer.db_id)
-    else:
-        linked = link_schema(con, answer.question, answer.db_id)
+    linked = link(con, answer.question, answer.db_id, linker, llm, target)
     answer.linked_columns = linked.names
     answer.notes.extend(f"linking: {note}" for note in linked.notes)
     answer.llm_calls += linked.llm_calls

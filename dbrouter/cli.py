@@ -194,7 +194,6 @@ def cmd_link(args) -> int:
     """`link`: the tables and columns a question needs, as the prompt-ready schema text (or JSON)."""
     from dbrouter.answer import check_question
     from dbrouter.linking.columns import render_schema
-    from dbrouter.llm import LLMClient
 
     question = check_question(args.question)
     con = _connect(args)
@@ -208,7 +207,7 @@ def cmd_link(args) -> int:
                 raise DbrouterError(f"no database to link against: {result.reason or 'routing ranked none'}")
             db = result.best
             err(f"routed to {db} (pass --db to choose)")
-        linked = _linked(con, question, db, args.linker, LLMClient.from_env() if args.linker == "agent" else None)
+        linked = _linked(con, question, db, args.linker)
         text = render_schema(con, db, linked.columns)
     finally:
         con.close()
@@ -222,25 +221,21 @@ def cmd_link(args) -> int:
     return 0
 
 
-def _linked(con, question: str, db: str, linker: str, llm):
-    """Link with the chosen linker; the agent without an LLM says so and uses retrieval."""
-    from dbrouter.linking.linker import link_schema
+def _linked(con, question: str, db: str, linker: str):
+    """Link with the chosen linker; the agent gets the database's data source when it has one."""
+    from dbrouter.linking.linker import link
+    from dbrouter.llm import LLMClient
 
-    if linker == "agent":
-        if llm is None:
-            err("dbrouter: the agent linker needs an LLM (DBROUTER_LLM_BASE_URL is unset): "
-                "linking with the LLM-free linker")
-        else:
-            from dbrouter.execution import NoDataSource, target_for
-            from dbrouter.linking.agent import link_schema_agent
+    llm = LLMClient.from_env() if linker == "agent" else None
+    target = None
+    if llm is not None:
+        from dbrouter.execution import NoDataSource, target_for
 
-            try:
-                target = target_for(con, db)
-            except NoDataSource as exc:
-                err(f"dbrouter: {exc}; the agent links without exploring data")
-                target = None
-            return link_schema_agent(con, llm, target, question, db)
-    return link_schema(con, question, db)
+        try:
+            target = target_for(con, db)
+        except NoDataSource as exc:
+            err(f"dbrouter: {exc}; the agent links without exploring data")
+    return link(con, question, db, linker, llm, target)
 
 
 def cmd_statements_add(args) -> int:

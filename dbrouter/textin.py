@@ -13,6 +13,9 @@ from typing import Any, BinaryIO
 
 from dbrouter.errors import DbrouterError
 
+MAX_QUESTION_CHARS = 2000
+"""The routing functions read a question up to this many characters (dbt var ``dbrouter__max_question_chars``)."""
+
 
 def _bad_byte(text: str) -> str | None:
     """``0xff at character 3`` for the first undecodable byte of a surrogateescape'd string."""

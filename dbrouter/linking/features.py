@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from dbrouter.linking.columns import SchemaColumn
+
 BASE_FEATURES = ("cos", "cos_margin", "inv_rank", "ex_max", "ex_sum", "ex_top1", "tab_ex", "tab_cos",
                  "tab_cos_margin", "tab_maxcol", "lex_col", "lex_tab", "pk", "fk", "st_max", "log_ncols", "st_lex",
                  "ident_in_question", "co_use")
@@ -78,6 +80,8 @@ class DatabaseSignals:
     db_id: str
     columns: list[tuple[str, str, bool, bool, str]] = field(default_factory=list)
     """(table, column, is_primary_key, is_foreign_key, label) in KB order."""
+    schema_columns: list[SchemaColumn] = field(default_factory=list)
+    """The same columns as the KB describes them (types, keys, samples), for the linked result."""
     column_vectors: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), np.float32))
     tables: list[str] = field(default_factory=list)
     table_vectors: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), np.float32))
@@ -128,11 +132,13 @@ def load_signals(con, db: str) -> DatabaseSignals:
     sig = DatabaseSignals(db)
     emb = "join kb_document_embeddings e on e.document_id = {doc} and e.embedding_model = dbrouter_embedder()"
     cols = con.execute(
-        "select c.table_name, c.column_name, c.is_primary_key, c.is_foreign_key, coalesce(c.column_label, ''), "
+        "select c.table_name, c.column_name, c.data_type, c.is_primary_key, c.is_foreign_key, c.references_text, "
+        "coalesce(c.column_description, c.value_description), c.sample_values, coalesce(c.column_label, ''), "
         f"e.embedding from kb_columns c {emb.format(doc=chr(39) + 'column:' + chr(39) + ' || c.column_key')} "
         "where c.db_id = ? order by c.table_name, c.ordinal_position, c.column_name", [db]).fetchall()
-    sig.columns = [(t, c, bool(pk), bool(fk), lab) for t, c, pk, fk, lab, _ in cols]
-    sig.column_vectors = _stack([r[5] for r in cols])
+    sig.schema_columns = [SchemaColumn.from_row(r[:8]) for r in cols]
+    sig.columns = [(c.table, c.column, c.primary_key, c.foreign_key, r[8]) for c, r in zip(sig.schema_columns, cols)]
+    sig.column_vectors = _stack([r[9] for r in cols])
     tabs = con.execute(f"select t.table_name, e.embedding from kb_tables t "
                        f"{emb.format(doc=chr(39) + 'table:' + chr(39) + ' || t.table_key')} where t.db_id = ? "
                        "order by t.table_name", [db]).fetchall()

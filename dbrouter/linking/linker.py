@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from dbrouter.linking.columns import SchemaColumn, all_columns
+from dbrouter.linking.columns import SchemaColumn
 from dbrouter.linking.features import DatabaseSignals, column_features, load_signals
 
 
@@ -161,10 +161,39 @@ def link_schema(con, question: str, db: str, threshold: float | None = None, tab
     p = probabilities(column_features(question, qv, sig))
     linked = select_columns(names, p, sig.edges, weights.THRESHOLD if threshold is None else threshold,
                             weights.TABLE_THRESHOLD if table_threshold is None else table_threshold)
-    by_name = {c.name.lower(): c for c in all_columns(con, db)}
+    by_name = {c.name.lower(): c for c in sig.schema_columns}
     cols = [by_name[n] for n in linked if n in by_name]
     return LinkedSchema(db, cols, "retrieval",
                         notes=[f"{len(cols)} of {len(names)} columns linked without an LLM"])
+
+
+NO_LLM_FOR_AGENT = ("the agent linker needs an LLM (DBROUTER_LLM_BASE_URL is unset): the schema was linked by "
+                    "the LLM-free linker")
+
+
+def link(con, question: str, db: str, linker: str = "retrieval", llm=None, target=None) -> LinkedSchema:
+    """Link with the chosen linker (what ``dbrouter link`` and ``dbrouter ask`` call).
+
+    Args:
+        con: connection from :func:`dbrouter.connect`.
+        question: the question.
+        db: the database.
+        linker: ``retrieval`` (LLM-free) or ``agent``.
+        llm: the LLM client (None = not configured: the agent is replaced by the LLM-free linker,
+            and the first note says so).
+        target: where the agent's exploration SQL runs (None = the database has no data source).
+
+    Returns:
+        The :class:`LinkedSchema`.
+    """
+    if linker == "agent" and llm is not None:
+        from dbrouter.linking.agent import link_schema_agent
+
+        return link_schema_agent(con, llm, target, question, db)
+    linked = link_schema(con, question, db)
+    if linker == "agent":
+        linked.notes.insert(0, NO_LLM_FOR_AGENT)
+    return linked
 
 
 def question_vector(con, question: str) -> np.ndarray:
@@ -178,9 +207,9 @@ def question_vector(con, question: str) -> np.ndarray:
         A float32 vector (zeros when the embedder returns nothing).
     """
     from dbrouter.errors import DbrouterError
+    from dbrouter.textin import MAX_QUESTION_CHARS
 
-    limit = 2000
-    row = con.execute("select embed(?)", [str(question)[:limit]]).fetchone()
+    row = con.execute("select embed(?)", [str(question)[:MAX_QUESTION_CHARS]]).fetchone()
     if row is None or row[0] is None:
         raise DbrouterError("the embedder returned no vector for this question: it has no words to link")
     v = np.asarray(row[0], dtype=np.float32)
