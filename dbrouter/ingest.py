@@ -335,19 +335,6 @@ def write_raw(con, rows: dict[str, list[dict]], schema: str = RAW_SCHEMA) -> Non
         raise
 
 
-def _seed_rows(name: str, fields: tuple[str, ...]) -> list[dict]:
-    """Rows of a seed CSV of the dbt project (``seeds/<name>.csv``); none when it cannot be read."""
-    import csv
-
-    try:
-        from dbrouter.dbt_runner import project_dir
-
-        with open(project_dir() / "seeds" / f"{name}.csv", newline="", encoding="utf-8") as fh:
-            return [{f: row.get(f) or "" for f in fields} for row in csv.DictReader(fh)]
-    except Exception:  # noqa: BLE001 - only for counting; dbt reports a broken seed itself
-        return []
-
-
 UNROUTED = {kind: f"{kind} for a database that is not ingested; not used" for kind in ("example", "statement")}
 
 
@@ -359,8 +346,8 @@ def unrouted_issues(databases: set[str], examples: list[dict], statements: list[
 
     Args:
         databases: the ingested db_ids.
-        examples: example rows (db_id, question, sql) from files and the seed.
-        statements: statement rows (db_id, statement) from files, the seed and the CLI.
+        examples: example rows (db_id, question, sql) from the files of the sources file.
+        statements: statement rows (db_id, statement) from files and the CLI.
 
     Returns:
         One warning per distinct example or statement for an unknown database.
@@ -379,16 +366,14 @@ def unrouted_issues(databases: set[str], examples: list[dict], statements: list[
     return out
 
 
-def ingest(config: SourcesConfig, warehouse: str | Path, progress: Callable[[str], None] | None = None,
-           use_seeds: bool = True) -> IngestReport:
+def ingest(config: SourcesConfig, warehouse: str | Path,
+           progress: Callable[[str], None] | None = None) -> IngestReport:
     """Snapshot all sources of ``config`` into ``warehouse``.
 
     Args:
         config: the parsed sources file.
         warehouse: path of the DuckDB warehouse file (created if missing).
         progress: progress callback (e.g. ``print`` to stderr).
-        use_seeds: whether the build that follows reads the seeds (var ``dbrouter__use_seeds``):
-            their examples and statements for databases not ingested are then counted too.
 
     Returns:
         An :class:`IngestReport`; its issues include the examples and statements for databases
@@ -412,10 +397,7 @@ def ingest(config: SourcesConfig, warehouse: str | Path, progress: Callable[[str
                            con.execute("select db_id, statement from dbrouter_user.statements").fetchall()]
     finally:
         con.close()
-    seed_examples = _seed_rows("examples", ("db_id", "question", "sql")) if use_seeds else []
-    seed_statements = _seed_rows("domain_statements", ("db_id", "statement")) if use_seeds else []
-    unrouted = unrouted_issues({s.db_id for s in snaps}, rows["examples"] + seed_examples,
-                               rows["statements"] + seed_statements + user_statements)
+    unrouted = unrouted_issues({s.db_id for s in snaps}, rows["examples"], rows["statements"] + user_statements)
     report = IngestReport(
         databases=len(rows["databases"]), tables=len(rows["tables"]), columns=len(rows["columns"]),
         foreign_keys=len(rows["foreign_keys"]), examples=len(rows["examples"]),
@@ -428,7 +410,7 @@ def print_issues(report: IngestReport, stream=sys.stderr, limit: int = 30) -> No
     """Print the report's issues, one line each, naming database and object.
 
     Examples and statements for databases that are not ingested are summed up in one line per
-    kind (the shipped seeds alone give dozens); ``kb_ingest_issues`` lists each of them.
+    kind (a shared examples file gives dozens); ``kb_ingest_issues`` lists each of them.
     """
     unrouted = {kind: [i for i in report.issues if i.message == msg] for kind, msg in UNROUTED.items()}
     shown = [i for i in report.issues if i.message not in UNROUTED.values()]

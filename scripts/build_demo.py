@@ -4,14 +4,13 @@ Usage: python scripts/build_demo.py --benchmark ../shared/benchmarks/spider-rout
 
 Writes demo/databases/<db>.sqlite (from sql/<db>.sql), demo/databases/<db>.duckdb for the
 DuckDB demo source, demo/schemas/<db>.json for the schema-only demo source, and a few
-examples into seeds/examples.csv. Run once by a maintainer; the outputs are committed.
+examples into demo/examples.jsonl (demo/statements.jsonl is written by hand). Run once by a maintainer; the outputs are committed.
 Data: Spider (Yu et al., 2018), CC BY-SA 4.0.
 """
 
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import sqlite3
 from pathlib import Path
@@ -69,14 +68,13 @@ def main() -> None:
         (schemadir / f"{db}.json").write_text(json.dumps(schemas[db], indent=1))
     wanted = set(SQLITE_DBS + DUCKDB_DBS + SCHEMA_ONLY_DBS)
     per_db: dict[str, int] = {}
-    with open(ROOT / "seeds/examples.csv", "w", newline="") as fh:
-        writer = csv.writer(fh)
-        writer.writerow(["db_id", "question", "sql"])
+    with open(ROOT / "demo/examples.jsonl", "w", encoding="utf-8") as fh:
         for line in open(args.benchmark / "train.jsonl"):
             ex = json.loads(line)
             if ex["db_id"] in wanted and per_db.get(ex["db_id"], 0) < EXAMPLES_PER_DB:
                 per_db[ex["db_id"]] = per_db.get(ex["db_id"], 0) + 1
-                writer.writerow([ex["db_id"], ex["question"], " ".join(ex["sql"].split())])
+                fh.write(json.dumps({"db_id": ex["db_id"], "question": ex["question"],
+                                     "sql": " ".join(ex["sql"].split())}, ensure_ascii=False) + "\n")
 
 
 if __name__ == "__main__":

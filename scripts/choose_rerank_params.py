@@ -97,7 +97,7 @@ def main() -> None:
         data = {}
         for setting, (wh, _) in kbs.items():
             run_dbt(["build", "--select", "kb_column_phrases", "--vars",
-                     json.dumps({"dbrouter__use_seeds": False, "dbrouter__phrase_threshold": tau,
+                     json.dumps({"dbrouter__phrase_threshold": tau,
                                  "dbrouter__shortlist_k": args.depth})], wh, args.embedder, quiet=True)
             data[setting] = candidates(wh, routed, args.depth)
         for n in (1, 2, 4):

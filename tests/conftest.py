@@ -30,7 +30,8 @@ def copy_demo(dest: Path) -> Path:
     """Copy the demo databases and a sources file to ``dest``; returns the sources file."""
     shutil.copytree(ROOT / "demo" / "databases", dest / "databases")
     shutil.copytree(ROOT / "demo" / "schemas", dest / "schemas")
-    shutil.copyfile(ROOT / "demo" / "sources.yml", dest / "sources.yml")
+    for name in ("sources.yml", "examples.jsonl", "statements.jsonl"):
+        shutil.copyfile(ROOT / "demo" / name, dest / name)
     return dest / "sources.yml"
 
 

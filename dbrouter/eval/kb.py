@@ -66,10 +66,10 @@ def build_kb(databases: Path, examples: list[Question], warehouse: Path, embedde
     ex_file = write_examples(examples, warehouse.parent / "examples.jsonl")
     config = SourcesConfig([SourceSpec("schema_json", databases)], examples=[ex_file],
                            statements=[statements] if statements else [])
-    report = ingest(config, warehouse, progress=log, use_seeds=False)
+    report = ingest(config, warehouse, progress=log)
     log(report.summary())
     print_issues(report, limit=5)
-    run_dbt(["build", "--vars", "{dbrouter__use_seeds: false}"], warehouse, embedder, quiet=True)
+    run_dbt(["build"], warehouse, embedder, quiet=True)
     seconds = time.time() - started
     embedded = embedded_by_last_build(warehouse)
     log(f"dbt build done in {seconds:.1f}s, embedded {embedded} documents")

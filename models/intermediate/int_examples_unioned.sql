@@ -1,8 +1,6 @@
--- Question/SQL examples from the seed and from files named in the sources file,
--- restricted to ingested databases (an example for an unknown db_id is reported, not routed to).
+-- Question/SQL examples from the files named in the sources file, restricted to ingested
+-- databases (an example for an unknown db_id is reported, not routed to).
 with all_examples as (
-    select db_id, question, sql_text, origin from {{ ref('stg_seeds__examples') }}
-    union all
     select db_id, question, sql_text, origin from {{ ref('stg_catalog__examples') }}
 )
 select

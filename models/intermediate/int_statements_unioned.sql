@@ -1,7 +1,5 @@
--- Domain statements from the seed, from files and from the CLI; originals are kept verbatim.
+-- Domain statements from files named in the sources file and from the CLI; originals are kept verbatim.
 with all_statements as (
-    select db_id, statement_text, origin from {{ ref('stg_seeds__domain_statements') }}
-    union all
     select db_id, statement_text, origin from {{ ref('stg_catalog__statements') }}
     union all
     select db_id, statement_text, origin from {{ ref('stg_user__statements') }}

@@ -91,7 +91,7 @@ def test_bad_sources_are_left_out_by_name_and_the_rest_builds(bad_kb):
         con.close()
     assert dbs == {"good", "empty", "walmode", "cased"}
     assert fks == [("good.pet.owner", "good.person.pid")]  # REFERENCES person -> its primary key
-    # the summary line counts exactly what kb_ingest_issues lists (seed examples for absent databases too)
+    # the summary line counts exactly what kb_ingest_issues lists (examples for absent databases too)
     summary = re.search(r"; (\d+) errors, (\d+) warnings", proc.stderr)
     assert (int(summary[1]), int(summary[2])) == (issues.get("error", 0), issues.get("warning", 0))
 

@@ -9,7 +9,7 @@ import sqlite3
 import duckdb
 import pytest
 
-from tests.conftest import ROOT, copy_demo, copy_project, run_cli
+from tests.conftest import ROOT, copy_demo, run_cli
 
 pytestmark = pytest.mark.slow
 
@@ -183,13 +183,13 @@ def test_bad_sources_are_reported_and_the_rest_builds(tmp_path):
     assert "dangling" in db_ids and "corrupt" not in db_ids and len(db_ids) == 11
 
 
-def test_empty_seeds_build(tmp_path):
-    project = copy_project(tmp_path / "project")
-    (project / "seeds" / "examples.csv").write_text("db_id,question,sql\n")
-    (project / "seeds" / "domain_statements.csv").write_text("db_id,statement\n")
+def test_build_without_examples_or_statements(tmp_path):
+    """A repository without example or statement files builds (the package ships none of its own)."""
     sources = copy_demo(tmp_path / "src")
+    text = sources.read_text()
+    sources.write_text(text[:text.index("examples:")])
     wh = tmp_path / "kb.duckdb"
-    run_cli("build", "--sources", str(sources), "--warehouse", str(wh), env={"DBROUTER_PROJECT_DIR": str(project)})
+    run_cli("build", "--sources", str(sources), "--warehouse", str(wh))
     db = duckdb.connect(str(wh), read_only=True)
     assert db.execute("select count(*) from kb_examples").fetchall()[0][0] == 0
     assert db.execute("select example_gap from kb_routing_calibration").fetchall()[0][0] == 0

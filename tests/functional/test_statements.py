@@ -11,7 +11,7 @@ from tests.fake_llm import FakeLLM
 pytestmark = pytest.mark.slow
 
 
-def test_seed_statements_are_structured_by_rules_and_validated(kb_con):
+def test_demo_statements_are_structured_by_rules_and_validated(kb_con):
     rows = kb_con.execute(
         "select db_id, structured_by, structure_status, expression, snippet, referenced_columns "
         "from kb_domain_statements order by db_id").fetchall()

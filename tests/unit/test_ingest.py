@@ -84,7 +84,7 @@ def test_dotted_names_that_collide_leave_that_database_out_by_name(tmp_path):
     _db(tmp_path / "ok.sqlite", "create table t (id int);")
     wh = tmp_path / "wh.duckdb"
     report = ingest(SourcesConfig([SourceSpec("sqlite", tmp_path / "dots.sqlite"),
-                                   SourceSpec("sqlite", tmp_path / "ok.sqlite")]), wh, use_seeds=False)
+                                   SourceSpec("sqlite", tmp_path / "ok.sqlite")]), wh)
     (err,) = [i for i in report.issues if i.severity == "error"]
     assert err.db_id == "dots"
     assert "table 'a' column 'b.c' and table 'a.b' column 'c' both give the column key 'dots.a.b.c'" in err.message
@@ -93,7 +93,7 @@ def test_dotted_names_that_collide_leave_that_database_out_by_name(tmp_path):
     assert _raw(wh, "select distinct db_id from dbrouter_raw.columns") == [("ok",)]
     # leaving one of the tables out makes the rest of the database load
     report = ingest(SourcesConfig([SourceSpec("sqlite", tmp_path / "dots.sqlite", exclude_tables=("a.b",))]),
-                    wh, use_seeds=False)
+                    wh)
     assert report.databases == 1 and not report.issues
     assert _raw(wh, "select table_name, column_name from dbrouter_raw.columns") == [("a", "b.c")]
 
@@ -104,8 +104,7 @@ def test_schema_json_duplicate_tables_and_columns_are_errors(tmp_path):
            {"db_id": "case", "tables": [{"name": "T", "columns": [{"name": "x"}, {"name": "X"}]},
                                         {"name": "t", "columns": [{"name": "x"}]}]}]
     (tmp_path / "s.jsonl").write_text("\n".join(json.dumps(d) for d in dbs) + "\n")
-    report = ingest(SourcesConfig([SourceSpec("schema_json", tmp_path / "s.jsonl")]), tmp_path / "wh.duckdb",
-                    use_seeds=False)
+    report = ingest(SourcesConfig([SourceSpec("schema_json", tmp_path / "s.jsonl")]), tmp_path / "wh.duckdb")
     errors = {i.db_id: i.message for i in report.issues if i.severity == "error"}
     assert "column 'x' appears 2 times in table 't'" in errors["dupcol"]
     assert "table 't' appears 2 times" in errors["duptab"]
@@ -117,16 +116,14 @@ def test_a_database_whose_keys_meet_another_database_is_left_out(tmp_path):
            {"db_id": "x.y", "tables": [{"name": "t", "columns": [{"name": "c"}]}]},
            {"db_id": "x", "tables": [{"name": "other", "columns": [{"name": "c"}]}]}]
     (tmp_path / "s.jsonl").write_text("\n".join(json.dumps(d) for d in dbs) + "\n")
-    report = ingest(SourcesConfig([SourceSpec("schema_json", tmp_path / "s.jsonl")]), tmp_path / "wh.duckdb",
-                    use_seeds=False)
+    report = ingest(SourcesConfig([SourceSpec("schema_json", tmp_path / "s.jsonl")]), tmp_path / "wh.duckdb")
     errors = [(i.db_id, i.message) for i in report.issues if i.severity == "error"]
     assert errors[0][0] == "x.y" and "key 'x.y.t', which database 'x' (table 'y.t') already has" in errors[0][1]
     assert errors[1][0] == "x" and "duplicate database id" in errors[1][1] and "s.jsonl:1" in errors[1][1]
     assert report.databases == 1
     # the other order: the database kept first wins, the later one is named
     (tmp_path / "s.jsonl").write_text("\n".join(json.dumps(d) for d in dbs[1::-1]) + "\n")
-    report = ingest(SourcesConfig([SourceSpec("schema_json", tmp_path / "s.jsonl")]), tmp_path / "wh.duckdb",
-                    use_seeds=False)
+    report = ingest(SourcesConfig([SourceSpec("schema_json", tmp_path / "s.jsonl")]), tmp_path / "wh.duckdb")
     (err,) = [i for i in report.issues if i.severity == "error"]
     assert err.db_id == "x" and "table 'y.t' gives the key 'x.y.t', which database 'x.y' (table 't')" in err.message
 
@@ -147,8 +144,7 @@ def test_empty_database_is_kept_with_a_warning_naming_it(tmp_path):
     (tmp_path / "empty.sqlite").touch()
     (tmp_path / "s.json").write_text(json.dumps({"db_id": "nothing", "tables": []}))
     report = ingest(SourcesConfig([SourceSpec("sqlite", tmp_path / "empty.sqlite"),
-                                   SourceSpec("schema_json", tmp_path / "s.json")]), tmp_path / "wh.duckdb",
-                    use_seeds=False)
+                                   SourceSpec("schema_json", tmp_path / "s.json")]), tmp_path / "wh.duckdb")
     warnings = {i.db_id: i.message for i in report.issues if i.severity == "warning"}
     assert "has no tables" in warnings["empty"] and "has no tables" in warnings["nothing"]
     assert report.databases == 2 and "0 errors, 2 warnings" in report.summary()
@@ -168,7 +164,7 @@ def test_a_reader_crash_is_an_error_for_that_source_only(tmp_path, monkeypatch):
     _db(tmp_path / "bad.sqlite", "create table t (id int);")
     _db(tmp_path / "good.sqlite", "create table t (id int);")
     report = ingest(SourcesConfig([SourceSpec("sqlite", tmp_path / n) for n in ("bad.sqlite", "good.sqlite")]),
-                    tmp_path / "wh.duckdb", use_seeds=False)
+                    tmp_path / "wh.duckdb")
     assert report.databases == 1
     (err,) = report.issues
     assert err.db_id == "bad" and "RuntimeError: boom second line" in err.message
@@ -184,35 +180,31 @@ def test_examples_file_bad_bytes_and_types_skip_lines_only(tmp_path):
     st = tmp_path / "st.jsonl"
     st.write_bytes(b'\xff\n' + json.dumps({"db_id": "a", "statement": "x refers to t.id"}).encode() + b"\n")
     report = ingest(SourcesConfig([SourceSpec("sqlite", tmp_path / "a.sqlite")], examples=[ex], statements=[st]),
-                    tmp_path / "wh.duckdb", use_seeds=False)
+                    tmp_path / "wh.duckdb")
     assert report.examples == 1 and report.statements == 1
     msgs = {i.object_name.rsplit("/", 1)[-1]: i.message for i in report.issues}
     assert "not valid UTF-8 (byte 0xe9" in msgs["ex.jsonl:1"] and "question must be a string" in msgs["ex.jsonl:2"]
     assert "not valid UTF-8 (byte 0xff" in msgs["st.jsonl:1"]
 
 
-def test_summary_counts_examples_and_statements_for_databases_not_ingested(tmp_path, monkeypatch):
+def test_summary_counts_examples_and_statements_for_databases_not_ingested(tmp_path):
     """Before: kb_ingest_issues listed these warnings (35 from the shipped seeds) while the summary said 0."""
-    project = tmp_path / "project"
-    (project / "seeds").mkdir(parents=True)
-    (project / "dbt_project.yml").write_text("name: x\n")
-    (project / "seeds" / "examples.csv").write_text("db_id,question,sql\nelsewhere,q1,select 1\nelsewhere,q1,select 1\na,q,s\n")
-    (project / "seeds" / "domain_statements.csv").write_text("db_id,statement\nelsewhere,s refers to t.x\n")
-    monkeypatch.setenv("DBROUTER_PROJECT_DIR", str(project))
     _db(tmp_path / "a.sqlite", "create table t (id int);")
     ex = tmp_path / "ex.jsonl"
     ex.write_text("".join(json.dumps({"db_id": d, "question": q, "sql": "select 1"}) + "\n"
-                          for d, q in (("a", "q?"), ("gone", "q2?"), ("gone", "  "))))
+                          for d, q in (("a", "q?"), ("gone", "q2?"), ("gone", "  "), ("elsewhere", "q1"),
+                                       ("elsewhere", "q1"))))
+    st = tmp_path / "st.jsonl"
+    st.write_text(json.dumps({"db_id": "elsewhere", "statement": "s refers to t.x"}) + "\n")
     wh = tmp_path / "wh.duckdb"
-    report = ingest(SourcesConfig([SourceSpec("sqlite", tmp_path / "a.sqlite")], examples=[ex]), wh)
+    report = ingest(SourcesConfig([SourceSpec("sqlite", tmp_path / "a.sqlite")], examples=[ex], statements=[st]), wh)
     objects = sorted((i.db_id, i.object_name) for i in report.issues)
     assert objects == [("elsewhere", "example: q1"), ("elsewhere", "statement: s refers to t.x"),
                        ("gone", "example: q2?")]
     assert report.summary().endswith("0 errors, 3 warnings")
     # the models add these rows to kb_ingest_issues themselves: not written twice
     assert _raw(wh, "select count(*) from dbrouter_raw.issues") == [(0,)]
-    assert ingest(SourcesConfig([SourceSpec("sqlite", tmp_path / "a.sqlite")], examples=[ex]), wh,
-                  use_seeds=False).summary().endswith("0 errors, 1 warnings")
+    assert ingest(SourcesConfig([SourceSpec("sqlite", tmp_path / "a.sqlite")], examples=[ex]), wh).summary().endswith("0 errors, 2 warnings")
 
 
 def test_print_issues_sums_up_examples_for_absent_databases():
@@ -236,6 +228,6 @@ def test_duckdb_schema_and_dotted_table_collide(tmp_path):
     con = duckdb.connect(str(path))
     con.execute('create schema s; create table s.t (x int); create table main."s.t" (x int); create table ok (x int)')
     con.close()
-    report = ingest(SourcesConfig([SourceSpec("duckdb", path)]), tmp_path / "wh.duckdb", use_seeds=False)
+    report = ingest(SourcesConfig([SourceSpec("duckdb", path)]), tmp_path / "wh.duckdb")
     (err,) = report.issues
     assert err.db_id == "d" and "table 's.t' appears 2 times" in err.message and report.databases == 0
