@@ -34,9 +34,9 @@
 {#- DuckDB: SQL macros (scalar and table) are catalog objects stored in the warehouse file, so
     any client with the UDFs registered can call them. -#}
 {% macro duckdb__create_route_functions() -%}
-{%- set sk = var('dbrouter__shortlist_k') | int -%}
-{%- if sk < 1 or (var('dbrouter__phrase_max_words') | int) < 1 -%}
-  {{ exceptions.raise_compiler_error("create_route_functions: adapter " ~ adapter.type() ~ ", vars dbrouter__shortlist_k and dbrouter__phrase_max_words must be >= 1, got " ~ sk ~ " / " ~ var('dbrouter__phrase_max_words')) }}
+{%- set sk = dbrouter.get_var('dbrouter__shortlist_k') | int -%}
+{%- if sk < 1 or (dbrouter.get_var('dbrouter__phrase_max_words') | int) < 1 -%}
+  {{ exceptions.raise_compiler_error("create_route_functions: adapter " ~ adapter.type() ~ ", vars dbrouter__shortlist_k and dbrouter__phrase_max_words must be >= 1, got " ~ sk ~ " / " ~ dbrouter.get_var('dbrouter__phrase_max_words')) }}
 {%- endif -%}
 create or replace macro route_shortlist(question, k := 10) as table
 with {{ dbrouter.route_shortlist_step(question='question', depth='k') }}

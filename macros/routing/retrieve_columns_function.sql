@@ -22,7 +22,7 @@
 {% macro duckdb__retrieve_columns_function() -%}
 create or replace macro retrieve_columns(question, db, k := 10, exclude := []) as table
 with q as materialized (
-    select embed(left(cast(question as varchar), {{ var('dbrouter__max_question_chars') | int }})) as v,
+    select embed(left(cast(question as varchar), {{ dbrouter.get_var('dbrouter__max_question_chars') | int }})) as v,
         dbrouter_embedder() as model
     where nullif(trim(cast(question as varchar)), '') is not null
 ),

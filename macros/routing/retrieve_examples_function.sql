@@ -22,7 +22,7 @@ with q as (
     select
         cast(question as varchar) as q_text,
         lower(trim(cast(question as varchar))) as q_exact,
-        dbrouter_normalize_question(left(cast(question as varchar), {{ var('dbrouter__max_question_chars') }})) as q_norm
+        dbrouter_normalize_question(left(cast(question as varchar), {{ dbrouter.get_var('dbrouter__max_question_chars') }})) as q_norm
     where nullif(trim(cast(question as varchar)), '') is not null
 ),
 vec as (

@@ -28,11 +28,11 @@ with st as (
     where (db is null or ds.db_id = db) and e.embedding_model = dbrouter_embedder()
 ),
 bounds as (
-    select greatest(min(retrieval_words) - {{ var('dbrouter__sbr_window') | int }}, 1) as lo, max(retrieval_words) + {{ var('dbrouter__sbr_window') | int }} as hi from st
+    select greatest(min(retrieval_words) - {{ dbrouter.get_var('dbrouter__sbr_window') | int }}, 1) as lo, max(retrieval_words) + {{ dbrouter.get_var('dbrouter__sbr_window') | int }} as hi from st
 ),
 subs as (
     select unnest(dbrouter_substrings(
-        dbrouter_canonicalize(left(cast(question as varchar), {{ var('dbrouter__max_question_chars') }})),
+        dbrouter_canonicalize(left(cast(question as varchar), {{ dbrouter.get_var('dbrouter__max_question_chars') }})),
         bounds.lo, bounds.hi)) as sub
     from bounds
     where bounds.lo is not null
@@ -43,7 +43,7 @@ sub_vectors as (
 pairs as (
     select st.statement_id, sv.sub_text, {{ dbrouter.cosine_similarity('st.embedding', 'sv.v') }} as sim
     from st
-    join sub_vectors as sv on abs(sv.n_words - st.retrieval_words) <= {{ var('dbrouter__sbr_window') | int }}
+    join sub_vectors as sv on abs(sv.n_words - st.retrieval_words) <= {{ dbrouter.get_var('dbrouter__sbr_window') | int }}
 ),
 scored as (
     select statement_id, max(sim) as score, arg_max(sub_text, sim) as matched_text

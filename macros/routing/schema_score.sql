@@ -6,9 +6,9 @@
 {%- endmacro %}
 
 {% macro default__schema_score(s_database, s_table, s_column) -%}
-{%- set w_db = var('dbrouter__weight_database') | float -%}
-{%- set w_tab = var('dbrouter__weight_table') | float -%}
-{%- set w_col = var('dbrouter__weight_column') | float -%}
+{%- set w_db = dbrouter.get_var('dbrouter__weight_database') | float -%}
+{%- set w_tab = dbrouter.get_var('dbrouter__weight_table') | float -%}
+{%- set w_col = dbrouter.get_var('dbrouter__weight_column') | float -%}
 {%- if w_db + w_tab + w_col <= 0 -%}
   {{ exceptions.raise_compiler_error("schema_score: adapter " ~ adapter.type() ~ ", vars dbrouter__weight_database/table/column must not all be 0") }}
 {%- endif -%}

@@ -30,7 +30,7 @@
 {%- endmacro %}
 
 {% macro _checked_embedder_label(name) -%}
-{%- set expected = var('dbrouter__embedding_model', none) -%}
+{%- set expected = dbrouter.get_var('dbrouter__embedding_model') -%}
 {%- if expected and (expected | lower) != (name | lower) -%}
   {{ exceptions.raise_compiler_error("embedder_label: adapter " ~ adapter.type() ~ ": var dbrouter__embedding_model is '" ~ expected ~ "' but the profile plugin registered embedder '" ~ name ~ "'. Set the plugin's `embedder:` (or $DBROUTER_EMBEDDER) to '" ~ expected ~ "', or drop the var") }}
 {%- endif -%}

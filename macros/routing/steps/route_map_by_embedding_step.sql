@@ -25,14 +25,14 @@
     token of embeds to a zero vector, whose cosine is NaN; DuckDB orders NaN above every number,
     so `NaN >= threshold` held and such a span mapped to every column: NaN counts as no match. -#}
 {% macro duckdb__route_map_by_embedding_step(question) -%}
-{%- set maxc = var('dbrouter__max_question_chars') | int -%}
+{%- set maxc = dbrouter.get_var('dbrouter__max_question_chars') | int -%}
 words as materialized (
     select coalesce(dbrouter_content_words(left(cast({{ question }} as varchar), {{ maxc }})), []) as w
 ),
 spans as materialized (
     select s.span, s.words as word_idx, string_split(s.span, ' ') as toks, embed_phrase(s.span) as v
     from (select unnest(dbrouter_question_spans(left(cast({{ question }} as varchar), {{ maxc }}),
-        {{ var('dbrouter__phrase_max_words') | int }})) as s)
+        {{ dbrouter.get_var('dbrouter__phrase_max_words') | int }})) as s)
 ),
 span_words as (
     select db_id, word_index, words.w[word_index + 1] as phrase
@@ -55,7 +55,7 @@ span_mappings as (
             case when is_exact then 1.0 when isnan(cos) then null else cos end as similarity
         from span_hits
     )
-    where similarity >= {{ var('dbrouter__phrase_threshold') | float }}
+    where similarity >= {{ dbrouter.get_var('dbrouter__phrase_threshold') | float }}
     group by all
 ),
 {{ dbrouter.route_mapping_contract('span_words', 'span_mappings') }}

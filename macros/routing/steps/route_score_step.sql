@@ -26,8 +26,8 @@
 {#- DuckDB: arg_max picks the best column/span per phrase, ordered by (value, name) so that ties
     give the same evidence on every run; json_object builds the evidence. -#}
 {% macro duckdb__route_score_step(k) -%}
-{%- set pen = var('dbrouter__coverage_penalty') | float -%}
-{%- set alpha = var('dbrouter__rerank_shortlist_weight') | float -%}
+{%- set pen = dbrouter.get_var('dbrouter__coverage_penalty') | float -%}
+{%- set alpha = dbrouter.get_var('dbrouter__rerank_shortlist_weight') | float -%}
 {%- if pen < 1 -%}
   {{ exceptions.raise_compiler_error("route_score_step: adapter " ~ adapter.type() ~ ", var dbrouter__coverage_penalty must be >= 1 (the method's n), got " ~ pen) }}
 {%- endif -%}

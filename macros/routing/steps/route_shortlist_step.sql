@@ -26,9 +26,9 @@
     keeps the question embedding and the ranking from being recomputed per reference. Every
     arg_max orders by (value, label) so that ties pick the same label on every run. -#}
 {% macro duckdb__route_shortlist_step(question, depth) -%}
-{%- set w_ex = var('dbrouter__weight_example') | float -%}
+{%- set w_ex = dbrouter.get_var('dbrouter__weight_example') | float -%}
 q as materialized (
-    select embed(left(cast({{ question }} as varchar), {{ var('dbrouter__max_question_chars') | int }})) as v,
+    select embed(left(cast({{ question }} as varchar), {{ dbrouter.get_var('dbrouter__max_question_chars') | int }})) as v,
         dbrouter_embedder() as model
 ),
 hits as (
@@ -41,8 +41,8 @@ per_db as (
     select
         db_id,
         max(sim) filter (where doc_kind = 'database') as s_database,
-        list_avg(max(sim, {{ var('dbrouter__top_tables') }}) filter (where doc_kind = 'table')) as s_table,
-        list_avg(max(sim, {{ var('dbrouter__top_columns') }}) filter (where doc_kind = 'column')) as s_column,
+        list_avg(max(sim, {{ dbrouter.get_var('dbrouter__top_tables') }}) filter (where doc_kind = 'table')) as s_table,
+        list_avg(max(sim, {{ dbrouter.get_var('dbrouter__top_columns') }}) filter (where doc_kind = 'column')) as s_column,
         max(sim) filter (where doc_kind = 'example') as s_example,
         arg_max(doc_label, (sim, doc_label)) filter (where doc_kind = 'table') as top_table,
         arg_max(doc_label, (sim, doc_label)) filter (where doc_kind = 'column') as top_column,
@@ -63,6 +63,6 @@ shortlist as materialized (
 ),
 candidates as materialized (
     select db_id, score, shortlist_rank from shortlist
-    where shortlist_rank <= greatest(coalesce({{ depth }}, {{ var('dbrouter__shortlist_k') | int }}), 1)
+    where shortlist_rank <= greatest(coalesce({{ depth }}, {{ dbrouter.get_var('dbrouter__shortlist_k') | int }}), 1)
 )
 {%- endmacro %}

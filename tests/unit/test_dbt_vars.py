@@ -1,0 +1,31 @@
+"""The package's var defaults stand in dbt_project.yml and, for calls from a consuming project's
+hooks (where dbt does not apply a package's vars), in macros/utils/get_var.sql: they must agree."""
+
+from __future__ import annotations
+
+import ast
+import re
+
+import yaml
+
+from tests.conftest import ROOT
+
+
+def _get_var_defaults() -> dict:
+    text = (ROOT / "macros" / "utils" / "get_var.sql").read_text()
+    body = re.search(r"set defaults = (\{.*?\}) -%\}", text, re.S)[1]
+    return ast.literal_eval(body.replace("none", "None"))
+
+
+def test_get_var_defaults_match_dbt_project_vars():
+    project_vars = yaml.safe_load((ROOT / "dbt_project.yml").read_text())["vars"]
+    assert _get_var_defaults() == project_vars
+
+
+def test_macros_read_package_vars_through_get_var():
+    """A bare var('dbrouter__...') in a macro breaks when a consuming project's hook calls it."""
+    offenders = [f"{p.relative_to(ROOT)}:{i}" for p in sorted((ROOT / "macros").rglob("*.sql"))
+                 if p.name != "get_var.sql"
+                 for i, line in enumerate(p.read_text().splitlines(), 1)
+                 if re.search(r"(?<![.\w])var\(\s*['\"]dbrouter__", line)]
+    assert offenders == []
