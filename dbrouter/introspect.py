@@ -40,6 +40,7 @@ class TableInfo:
     columns: list[ColumnInfo] = field(default_factory=list)
     description: str | None = None
     row_count: int | None = None
+    kind: str = "table"  # 'table' or 'view' (views are ingested like tables, marked)
 
 
 @dataclass

@@ -1,0 +1,144 @@
+"""`type: url` sources against a real PostgreSQL server that the test starts itself (loopback,
+temporary directory): several schemas, comments, foreign keys across schemas, a view, an empty
+table, unusual identifiers, a table the read-only role may not read; the source is unchanged."""
+
+from __future__ import annotations
+
+import psycopg
+import pytest
+
+from dbrouter.servers import ServerSource, read_server
+from tests.pg_server import postgres_server
+
+pytestmark = pytest.mark.slow
+
+READER_PW = "r3ad er@/:pw"  # characters that must be URL-quoted
+
+SETUP = [
+    "create schema sales",
+    "create schema hr",
+    "create table hr.employee (emp_id int primary key, full_name text not null, hired date)",
+    "comment on table hr.employee is 'People on the payroll'",
+    "comment on column hr.employee.full_name is 'First and last name'",
+    "create table hr.salaries (emp_id int references hr.employee(emp_id), amount numeric)",
+    "create table sales.customer (customer_id int primary key, name text, city text)",
+    'create table sales."Order Items" ("Order ID" int primary key, "Qty" int, "unit price" numeric(10,2), '
+    "sold_by int references hr.employee(emp_id), customer int references sales.customer(customer_id))",
+    "create view sales.paris_customers as select * from sales.customer where city = 'Paris'",
+    "create table sales.empty_table (x int)",
+    "create table public.settings (k text primary key, v jsonb)",
+    "insert into hr.employee values (1, 'Ada Lovelace', '2020-01-02'), (2, 'Alan Turing', null)",
+    "insert into hr.salaries values (1, 100)",
+    "insert into sales.customer values (10, 'Acme', 'Paris'), (11, 'Globex', 'Berlin'), (12, 'Initech', 'Paris')",
+    """insert into sales."Order Items" values (1, 3, 9.99, 1, 10), (2, 1, 120.00, 2, 11)""",
+    """insert into public.settings values ('theme', '{"dark": true}')""",
+    f"create role reader login password '{READER_PW}'",
+    "grant usage on schema sales, hr, public to reader",
+    "grant select on hr.employee, sales.customer, sales.\"Order Items\", sales.paris_customers, "
+    "sales.empty_table, public.settings to reader",
+]
+
+FINGERPRINT = """
+select md5(string_agg(x, '|' order by x)) from (
+  select table_schema || '.' || table_name || ':' || table_type as x from information_schema.tables
+  where table_schema in ('sales', 'hr', 'public')
+  union all select 'rows:' || (select count(*) from sales."Order Items") || ',' || (select count(*) from sales.customer)
+    || ',' || (select count(*) from hr.employee) || ',' || (select string_agg(v::text, ',') from public.settings)
+  union all select 'roles:' || string_agg(rolname, ',' order by rolname) from pg_roles where rolname !~ '^pg_'
+) s
+"""
+
+
+@pytest.fixture(scope="module")
+def pg():
+    with postgres_server() as server:
+        with psycopg.connect(server.dsn(), autocommit=True) as con:
+            con.execute("create database shop")
+        with psycopg.connect(server.dsn(database="shop"), autocommit=True) as con:
+            for sql in SETUP:
+                con.execute(sql)
+        yield server
+
+
+def _fingerprint(pg) -> str:
+    with psycopg.connect(pg.dsn(database="shop")) as con:
+        return con.execute(FINGERPRINT).fetchone()[0]
+
+
+def _source(pg, **kw) -> ServerSource:
+    return ServerSource(url=f"postgresql+psycopg://reader:${{PG_TEST_PW}}@{pg.host}:{pg.port}/shop",
+                        env={"PG_TEST_PW": READER_PW}, **kw)
+
+
+def test_reads_schemas_comments_keys_views_and_samples(pg):
+    before = _fingerprint(pg)
+    snaps, issues = read_server(_source(pg, schemas=("public", "sales", "hr")), n_samples=5, chars=60)
+    assert issues == [] and len(snaps) == 1
+    snap = snaps[0]
+    assert snap.db_id == "shop" and snap.source_type == "url"
+    tables = {t.name: t for t in snap.tables}
+    # the default schema's tables keep their bare name, the others are schema-qualified
+    assert set(tables) == {"settings", "sales.customer", "sales.Order Items", "sales.paris_customers",
+                           "sales.empty_table", "hr.employee"}
+    assert tables["sales.paris_customers"].kind == "view" and tables["sales.customer"].kind == "table"
+    emp = tables["hr.employee"]
+    assert emp.description == "People on the payroll"
+    cols = {c.name: c for c in emp.columns}
+    assert cols["full_name"].description == "First and last name" and cols["emp_id"].is_primary_key
+    assert sorted(cols["full_name"].samples) == ["Ada Lovelace", "Alan Turing"]
+    assert [c.name for c in tables["sales.Order Items"].columns] == ["Order ID", "Qty", "unit price", "sold_by",
+                                                                    "customer"]
+    assert tables["sales.Order Items"].columns[2].data_type.startswith("numeric")
+    assert sorted(tables["sales.customer"].columns[2].samples) == ["Berlin", "Paris"]
+    assert tables["sales.customer"].row_count == 3
+    # foreign keys, also across schemas
+    fks = {(f.table, f.column, f.ref_table, f.ref_column) for f in snap.foreign_keys}
+    assert fks == {("sales.Order Items", "sold_by", "hr.employee", "emp_id"),
+                   ("sales.Order Items", "customer", "sales.customer", "customer_id")}
+    # problems are reported, naming the object: the empty table, the table the role may not read
+    found = {(i.object_name, i.message.split(" (")[0]) for i in snap.issues}
+    assert ("sales.empty_table", "table is empty: no sample values to route on") in found
+    assert any(o == "hr.salaries" and m.startswith("cannot read table") for o, m in found)
+    # the secret appears nowhere; the stored source is the URL as written
+    assert READER_PW not in repr(snaps) and "${PG_TEST_PW}" in snap.source_path
+    assert _fingerprint(pg) == before
+
+
+def test_filters_and_one_database_per_schema(pg):
+    snaps, _ = read_server(_source(pg, schemas=("sales", "hr"), per_schema=True,
+                                   exclude_tables=("empty_*", "hr.salaries"), include_tables=()),
+                           n_samples=0, chars=60)
+    by_id = {s.db_id: s for s in snaps}
+    assert set(by_id) == {"sales", "hr"}
+    assert {t.name for t in by_id["sales"].tables} == {"customer", "Order Items", "paris_customers"}
+    assert {t.name for t in by_id["hr"].tables} == {"employee"}
+    assert all(not c.samples for t in by_id["sales"].tables for c in t.columns)
+    only, _ = read_server(_source(pg, id="crm", schemas=("sales",), include_tables=("customer",)), 3, 60)
+    assert [(s.db_id, [t.name for t in s.tables]) for s in only] == [("crm", ["customer"])]
+
+
+def test_bad_sources_are_reported_not_raised(pg):
+    from dbrouter.errors import SourceError
+
+    wrong_pw = ServerSource(url=f"postgresql+psycopg://reader:${{PG_TEST_PW}}@{pg.host}:{pg.port}/shop",
+                            env={"PG_TEST_PW": "not-the-password"})
+    snaps, issues = read_server(wrong_pw, 3, 60)
+    assert snaps == [] and len(issues) == 1 and issues[0].severity == "error"
+    assert "password authentication failed" in issues[0].message and "not-the-password" not in issues[0].message
+    missing_schema, issues = read_server(_source(pg, schemas=("nope",)), 3, 60)
+    assert missing_schema == [] and "schema 'nope' not found" in issues[0].message and "sales" in issues[0].message
+    with pytest.raises(SourceError, match="PG_TEST_PW"):
+        read_server(ServerSource(url="postgresql+psycopg://reader:${PG_TEST_PW}@127.0.0.1/shop", env={}), 3, 60)
+    down, issues = read_server(ServerSource(url="postgresql+psycopg://reader@127.0.0.1:1/shop", env={}), 3, 60)
+    assert down == [] and issues[0].severity == "error" and "127.0.0.1" in issues[0].message
+
+
+def test_sessions_are_read_only(pg):
+    import sqlalchemy
+
+    from dbrouter.servers import _engine, expand_url
+
+    engine = _engine(expand_url(_source(pg).url, {"PG_TEST_PW": READER_PW}))
+    with engine.connect() as con, pytest.raises(sqlalchemy.exc.InternalError, match="read-only transaction"):
+        con.execute(sqlalchemy.text("create temp table t (x int)"))
+    engine.dispose()
