@@ -31,7 +31,7 @@ RAW_TABLES: dict[str, pa.Schema] = {
     "databases": pa.schema([("db_id", pa.string()), ("source_type", pa.string()), ("source_path", pa.string()),
                             ("description", pa.string()), ("status", pa.string()), ("ingested_at", pa.string())]),
     "tables": pa.schema([("db_id", pa.string()), ("table_name", pa.string()), ("table_label", pa.string()),
-                         ("description", pa.string()), ("row_count", pa.int64())]),
+                         ("description", pa.string()), ("row_count", pa.int64()), ("table_kind", pa.string())]),
     "columns": pa.schema([("db_id", pa.string()), ("table_name", pa.string()), ("column_name", pa.string()),
                           ("column_label", pa.string()), ("ordinal", pa.int32()), ("data_type", pa.string()),
                           ("is_primary_key", pa.bool_()), ("description", pa.string()),
@@ -299,7 +299,7 @@ def snapshot_rows(snaps: list[DatabaseSnapshot]) -> dict[str, list[dict]]:
                                      description=s.description, status=s.status, ingested_at=now))
         for t in s.tables:
             out["tables"].append(dict(db_id=s.db_id, table_name=t.name, table_label=t.label,
-                                      description=t.description, row_count=t.row_count))
+                                      description=t.description, row_count=t.row_count, table_kind=t.kind))
             for c in t.columns:
                 out["columns"].append(dict(
                     db_id=s.db_id, table_name=t.name, column_name=c.name, column_label=c.label,

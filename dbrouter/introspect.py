@@ -202,8 +202,8 @@ def read_sqlite(spec: SourceSpec, db_id: str, n_samples: int, chars: int) -> Dat
     try:
         con = sqlite3.connect(sqlite_readonly_uri(path), uri=True)
         con.text_factory = lambda b: b.decode("utf-8", errors="replace")
-        names = [r[0] for r in con.execute(
-            "SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%' ORDER BY name")]
+        names = con.execute("SELECT name, type FROM sqlite_master WHERE type IN ('table', 'view') "
+                            "AND name NOT LIKE 'sqlite_%' ORDER BY name").fetchall()
     except sqlite3.DatabaseError as exc:
         raise SourceError(db_id, f"cannot open {path} as SQLite: {exc}") from exc
     snap = DatabaseSnapshot(db_id, "sqlite", str(path), spec.description)
@@ -214,8 +214,8 @@ def read_sqlite(spec: SourceSpec, db_id: str, n_samples: int, chars: int) -> Dat
                                  "writing application or run PRAGMA wal_checkpoint, then ingest again"))
     fetch = lambda sql: con.execute(sql).fetchall()  # noqa: E731
     try:
-        for name in names:
-            table = TableInfo(name, label_of(name))
+        for name, kind in names:
+            table = TableInfo(name, label_of(name), kind=kind)
             try:
                 info = con.execute(f"PRAGMA table_info({quote_ident(name)})").fetchall()
                 table.row_count = con.execute(f"SELECT count(*) FROM {quote_ident(name)}").fetchall()[0][0]
@@ -255,17 +255,19 @@ def read_duckdb(spec: SourceSpec, db_id: str, n_samples: int, chars: int) -> Dat
     snap = DatabaseSnapshot(db_id, "duckdb", str(path), spec.description)
     try:
         tables = con.execute(
-            "SELECT schema_name, table_name, comment, estimated_size FROM duckdb_tables() "
-            "WHERE NOT internal AND database_name = current_database() ORDER BY 1, 2").fetchall()
+            "SELECT schema_name, table_name, comment, 'table' FROM duckdb_tables() "
+            "WHERE NOT internal AND database_name = current_database() UNION ALL "
+            "SELECT schema_name, view_name, comment, 'view' FROM duckdb_views() "
+            "WHERE NOT internal AND NOT temporary AND database_name = current_database() ORDER BY 1, 2").fetchall()
         cons = con.execute(
             "SELECT schema_name, table_name, constraint_type, constraint_column_names, "
             "referenced_table, referenced_column_names FROM duckdb_constraints() "
             "WHERE database_name = current_database() AND constraint_type IN ('PRIMARY KEY', 'FOREIGN KEY')").fetchall()
         qual = lambda s, t: t if s == "main" else f"{s}.{t}"  # noqa: E731
         pk_cols = {(qual(s, t), c) for s, t, kind, cols, _rt, _rc in cons if kind == "PRIMARY KEY" for c in cols}
-        for schema, tname, comment, _size in tables:
+        for schema, tname, comment, kind in tables:
             name = qual(schema, tname)
-            table = TableInfo(name, label_of(tname), description=comment or None)
+            table = TableInfo(name, label_of(tname), description=comment or None, kind=kind)
             rel = f"{quote_ident(schema)}.{quote_ident(tname)}"
             table.row_count = con.execute(f"SELECT count(*) FROM {rel}").fetchall()[0][0]
             cols = con.execute(

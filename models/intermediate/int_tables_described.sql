@@ -23,9 +23,10 @@ select
     t.table_label,
     t.table_description,
     t.row_count,
+    t.table_kind,
     coalesce(agg.n_columns, 0) as n_columns,
     agg.column_labels,
-    'create table ' || t.table_name || ' ( /* ' || t.table_label
+    'create ' || t.table_kind || ' ' || t.table_name || ' ( /* ' || t.table_label
     || coalesce(': ' || t.table_description, '') || ' */' || chr(10)
     || coalesce(agg.column_ddl, '') || chr(10) || ');' as table_ddl
 from {{ ref('stg_catalog__tables') }} as t

@@ -229,3 +229,28 @@ def test_uncheckpointed_wal_file_is_reported(tmp_path):
     finally:
         writer.close()
     assert any("live.sqlite-wal exists" in i.message and "not read" in i.message for i in snap.issues)
+
+
+def test_views_are_read_like_tables_and_marked(tmp_path):
+    import duckdb
+
+    make_sqlite(tmp_path / "m.sqlite")
+    con = sqlite3.connect(tmp_path / "m.sqlite")
+    con.execute("create view famous_artist as select name from artist where artist_id < 3")
+    con.commit()
+    con.close()
+    snap = read_sqlite(SourceSpec("sqlite", tmp_path / "m.sqlite"), "m", 5, 60)
+    kinds = {t.name: t.kind for t in snap.tables}
+    assert kinds == {"album": "table", "artist": "table", "empty_looking": "table", "famous_artist": "view"}
+    view = next(t for t in snap.tables if t.name == "famous_artist")
+    assert view.row_count == 3 and [c.name for c in view.columns] == ["name"] and len(view.columns[0].samples) == 3
+
+    path = tmp_path / "d.duckdb"
+    dcon = duckdb.connect(str(path))
+    dcon.execute("create table store (store_id integer primary key, name varchar)")
+    dcon.execute("create view big_store as select * from store where store_id > 1")
+    dcon.execute("comment on view big_store is 'stores after the first'")
+    dcon.close()
+    snap = read_duckdb(SourceSpec("duckdb", path), "d", 5, 60)
+    assert {(t.name, t.kind, t.description) for t in snap.tables} == {
+        ("store", "table", None), ("big_store", "view", "stores after the first")}

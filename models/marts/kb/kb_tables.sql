@@ -1,5 +1,5 @@
 select
-    t.table_key, t.db_id, t.table_name, t.table_label, t.table_description, t.row_count,
+    t.table_key, t.db_id, t.table_name, t.table_label, t.table_description, t.row_count, t.table_kind,
     t.n_columns, t.table_ddl, d.document_text as table_document
 from {{ ref('int_tables_described') }} as t
 left join {{ ref('int_documents_rendered') }} as d
