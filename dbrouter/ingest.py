@@ -241,6 +241,9 @@ def read_source_databases(config: SourcesConfig, progress: Callable[[str], None]
                 if not table.columns:
                     snap.issues.append(Issue(snap.db_id, table.name, "warning",
                                              "table has no columns; kept without column documents"))
+                elif table.row_count == 0 and not any(i.object_name == table.name for i in snap.issues):
+                    snap.issues.append(Issue(snap.db_id, table.name, "warning",
+                                             f"{table.kind} is empty: no sample values to route on"))
             snaps.append(snap)
         if progress and (i % 25 == 0 or i == total):
             progress(f"  read {i}/{total} sources")

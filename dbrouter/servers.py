@@ -273,9 +273,6 @@ def _table(con, insp, schema: str, name: str, qualified: str, is_view: bool, n_s
     capped = select(literal_column("1")).select_from(rel).limit(COUNT_CAP).subquery()
     count = con.execute(select(func.count()).select_from(capped)).scalar()
     table.row_count = count if count < COUNT_CAP else None
-    if count == 0:
-        snap.issues.append(Issue(snap.db_id, qualified, "warning",
-                                 f"{'view' if is_view else 'table'} is empty: no sample values to route on"))
     for i, col in enumerate(insp.get_columns(name, schema=schema), 1):
         info = ColumnInfo(col["name"], label_of(col["name"]), i, _type_name(col), col["name"] in pk,
                           col.get("comment") or None)

@@ -80,7 +80,8 @@ def _raw(wh, sql):
 
 def test_dotted_names_that_collide_leave_that_database_out_by_name(tmp_path):
     """Before: 0 ingest errors, then dbt's unique test on db.a.b.c failed and stopped the whole KB."""
-    _db(tmp_path / "dots.sqlite", 'create table "a.b" (c int); create table "a" ("b.c" int);')
+    _db(tmp_path / "dots.sqlite", 'create table "a.b" (c int); create table "a" ("b.c" int); '
+                                   'insert into "a.b" values (1); insert into "a" values (1);')
     _db(tmp_path / "ok.sqlite", "create table t (id int);")
     wh = tmp_path / "wh.duckdb"
     report = ingest(SourcesConfig([SourceSpec("sqlite", tmp_path / "dots.sqlite"),
@@ -162,7 +163,7 @@ def test_a_reader_crash_is_an_error_for_that_source_only(tmp_path, monkeypatch):
 
     monkeypatch.setattr(ingest_mod, "read_sqlite", flaky)
     _db(tmp_path / "bad.sqlite", "create table t (id int);")
-    _db(tmp_path / "good.sqlite", "create table t (id int);")
+    _db(tmp_path / "good.sqlite", "create table t (id int); insert into t values (1);")
     report = ingest(SourcesConfig([SourceSpec("sqlite", tmp_path / n) for n in ("bad.sqlite", "good.sqlite")]),
                     tmp_path / "wh.duckdb")
     assert report.databases == 1
@@ -189,7 +190,7 @@ def test_examples_file_bad_bytes_and_types_skip_lines_only(tmp_path):
 
 def test_summary_counts_examples_and_statements_for_databases_not_ingested(tmp_path):
     """Before: kb_ingest_issues listed these warnings (35 from the shipped seeds) while the summary said 0."""
-    _db(tmp_path / "a.sqlite", "create table t (id int);")
+    _db(tmp_path / "a.sqlite", "create table t (id int); insert into t values (1);")
     ex = tmp_path / "ex.jsonl"
     ex.write_text("".join(json.dumps({"db_id": d, "question": q, "sql": "select 1"}) + "\n"
                           for d, q in (("a", "q?"), ("gone", "q2?"), ("gone", "  "), ("elsewhere", "q1"),
@@ -231,3 +232,12 @@ def test_duckdb_schema_and_dotted_table_collide(tmp_path):
     report = ingest(SourcesConfig([SourceSpec("duckdb", path)]), tmp_path / "wh.duckdb")
     (err,) = report.issues
     assert err.db_id == "d" and "table 's.t' appears 2 times" in err.message and report.databases == 0
+
+
+def test_empty_tables_are_reported(tmp_path):
+    _db(tmp_path / "a.sqlite", "create table full_one (id int); insert into full_one values (1); "
+                               "create table nothing_here (id int);")
+    report = ingest(SourcesConfig([SourceSpec("sqlite", tmp_path / "a.sqlite")]), tmp_path / "wh.duckdb")
+    assert [(i.object_name, i.severity, i.message) for i in report.issues] == [
+        ("nothing_here", "warning", "table is empty: no sample values to route on")]
+    assert report.summary().endswith("0 errors, 1 warnings")
