@@ -234,3 +234,46 @@ def test_cortex_1024_embedder_and_model_follow_the_var(sf):
     embed, dim, label = (part.strip() for part in sql.split("|"))
     assert "snowflake.cortex.embed_text_1024('snowflake-arctic-embed-l-v2.0', t)" in embed
     assert (dim, label) == ("1024", "cortex:snowflake-arctic-embed-l-v2.0")
+
+
+def test_snowflake_shortlist_sql_ranks_as_the_duckdb_macro(sf, built_kb):
+    """Step 1 of the Snowflake route functions, run on the DuckDB KB after sqlglot transpiles it:
+    the Cortex call becomes the hash embed() the KB was built with (and its label), the function
+    arguments become literals, and VECTOR_COSINE_SIMILARITY is mapped to DuckDB's cosine similarity
+    (sqlglot turns it into a cosine *distance*). Every database's rank, score and top table/column
+    must equal those of the DuckDB route_shortlist macro."""
+    import dbrouter
+
+    body = _inline("with {{ dbrouter.route_shortlist_step(question='question', depth='shortlist_k') }} "
+                   "select shortlist_rank, db_id, score, top_table, top_column from shortlist", sf["env"], sf["work"])
+    tree = sqlglot.parse_one(body, read="snowflake")
+    with dbrouter.connect(built_kb["warehouse"], embedder="hash") as con:
+        _compare_shortlists(con, tree)
+
+
+def _compare_shortlists(con, tree) -> None:
+    for question in ("How many singers do we have?", "Which courses does the history department offer?",
+                     "List the products that cost more than 100 dollars"):
+        def arguments(node, question=question):
+            if isinstance(node, exp.Column) and not node.table and node.name in ("question", "shortlist_k"):
+                return exp.Literal.string(question) if node.name == "question" else exp.Literal.number(10)
+            if isinstance(node, exp.Table) and (node.db or "").upper() == "KB":
+                node.set("db", None)
+            return node
+
+        def to_duckdb_kb(node):
+            if isinstance(node, exp.Dot) and isinstance(node.expression, exp.Anonymous) \
+                    and node.expression.name.lower() == "embed_text_768":
+                return exp.Anonymous(this="embed", expressions=[node.expression.expressions[1]])
+            if isinstance(node, exp.Literal) and node.is_string and node.this == "cortex:snowflake-arctic-embed-m-v1.5":
+                return exp.Literal.string("hash")
+            if isinstance(node, exp.CosineDistance):
+                return exp.Anonymous(this="array_cosine_similarity", expressions=[node.this, node.expression])
+            return node
+
+        duck_sql = tree.copy().transform(arguments).transform(to_duckdb_kb).sql("duckdb")
+        got = con.execute(duck_sql + " order by shortlist_rank").fetchall()
+        expected = con.execute("select shortlist_rank, db_id, score, top_table, top_column "
+                               "from route_shortlist(?, 100) order by 1", [question]).fetchall()
+        assert len(got) == len(expected) == 10
+        assert [(r, db, round(s, 6), t, c) for r, db, s, t, c in got] == expected, question

@@ -54,9 +54,9 @@ def test_macro_udf_table_matches_the_handler_module():
      lambda: sf_udfs.structure_statement("rich refers to income > 100", '[["people","income","income"]]')),
 ])
 def test_snowflake_handlers_return_what_the_duckdb_udfs_return(sql, call):
-    con = duckdb.connect()
-    register_udfs(con, "hash")
-    expected = con.execute(sql).fetchall()[0][0]
+    with duckdb.connect() as con:
+        register_udfs(con, "hash")
+        expected = con.execute(sql).fetchall()[0][0]
     assert call() == expected
     assert expected not in (None, [], "")
 
