@@ -44,18 +44,19 @@
 {{ dbrouter.retrieve_columns_function() }};
 {%- endmacro %}
 
-{#- Snowflake: retrieve_columns as a SQL UDTF (see retrieve_columns_function). The statement
-    and example cascades need the list UDFs and table macros of DuckDB and are not created on
-    Snowflake yet: the build log says so on every run. -#}
+{#- Snowflake: SQL UDTFs in the KB schema (see the three function macros). Snowflake checks a
+    UDF's body when it is created, so nothing is created while the marts they read are missing
+    (a build of a selection): the log says so. -#}
 {% macro snowflake__create_retrieval_functions() -%}
-{%- set missing = dbrouter.snowflake_missing_marts(['kb_columns', 'kb_document_embeddings']) -%}
-{%- if execute -%}
-  {%- do log("dbrouter: retrieve_statements and retrieve_examples are not created on Snowflake (DuckDB only for now)", info=True) -%}
-{%- endif -%}
+{%- set missing = dbrouter.snowflake_missing_marts(['kb_columns', 'kb_document_embeddings', 'kb_domain_statements', 'kb_examples', 'kb_example_thresholds']) -%}
 {%- if missing -%}
-  {%- do log("dbrouter: retrieve_columns not created in " ~ target.schema ~ ": marts " ~ (missing | join(', ')) ~ " are not built", info=True) -%}
+  {%- do log("dbrouter: retrieval functions not created in " ~ target.schema ~ ": marts " ~ (missing | join(', ')) ~ " are not built (build the whole project)", info=True) -%}
 select 'retrieval functions not created: marts missing' as dbrouter_note
 {%- else -%}
+{{ dbrouter.retrieve_statements_function() }};
+
+{{ dbrouter.retrieve_examples_function() }};
+
 {{ dbrouter.retrieve_columns_function() }}
 {%- endif -%}
 {%- endmacro %}

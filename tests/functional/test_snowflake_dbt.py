@@ -108,8 +108,8 @@ def test_emulated_part_of_the_kb_builds_with_its_tests(sf):
                                                                       ("success", "pass")]
     tests = {r["unique_id"].split(".")[2] for r in results if r["unique_id"].startswith("test.")}
     assert {"assert_reachability_is_symmetric", "assert_join_edges_are_symmetric"} <= tests
-    # the route functions need the embedding marts: not created, and the log says why
-    assert "route functions not created" in build.stdout
+    # the route and retrieval functions need the embedding marts: not created, and the log says why
+    assert "route functions not created" in build.stdout and "retrieval functions not created" in build.stdout
 
 
 @pytest.mark.parametrize("table, key", [
@@ -190,12 +190,14 @@ def test_compiled_models_call_the_snowflake_functions(compiled):
 
 
 def test_route_functions_compile_to_snowflake_udfs_over_vectors(sf):
-    ddl = _inline("{{ dbrouter.snowflake_route_functions_ddl() }};\n{{ dbrouter.retrieve_columns_function() }}",
+    ddl = _inline("{{ dbrouter.snowflake_route_functions_ddl() }};\n{{ dbrouter.retrieve_columns_function() }};\n"
+                  "{{ dbrouter.retrieve_statements_function() }};\n{{ dbrouter.retrieve_examples_function() }}",
                   sf["env"], sf["work"])
     statements = sqlglot.parse(re.sub(r"\$\$.*?\$\$", "'body'", ddl, flags=re.S), read="snowflake")
     created = {s.this.this.name.lower() for s in statements if isinstance(s, exp.Create)}
     assert created == {"route_shortlist", "route_phrase_mappings", "route_query_ranked", "route_query_ranked_mapped",
-                       "route_shortlist_k", "route_query", "route_query_json", "retrieve_columns"}
+                       "route_shortlist_k", "route_query", "route_query_json", "retrieve_columns", "retrieve_statements",
+                       "retrieve_examples"}
     bodies = _bodies(ddl)
     assert len(bodies) == len(created)
     calls = set()
@@ -206,7 +208,7 @@ def test_route_functions_compile_to_snowflake_udfs_over_vectors(sf):
     assert not (calls & DUCKDB_ONLY), calls & DUCKDB_ONLY
     assert {"vector_cosine_similarity", "snowflake.cortex.embed_text_768", "object_construct_keep_null", "flatten",
             "parse_json", "dbrouter_question_spans", "dbrouter_content_words", "array_except",
-            "route_query_ranked"} <= calls
+            "route_query_ranked", "dbrouter_substrings", "dbrouter_normalize_question", "array_intersection"} <= calls
     assert re.search(r"create or replace function \w+\.route_query\(question varchar\)\s+returns varchar", ddl)
 
 
