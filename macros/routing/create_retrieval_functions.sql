@@ -32,7 +32,7 @@
 {%- endmacro %}
 
 {% macro default__create_retrieval_functions() -%}
-  {{ exceptions.raise_compiler_error("create_retrieval_functions: adapter " ~ adapter.type() ~ " is not supported yet (argument: none); DuckDB is supported") }}
+  {{ exceptions.raise_compiler_error("create_retrieval_functions: adapter " ~ adapter.type() ~ " is not supported yet (argument: none); DuckDB and Snowflake are supported") }}
 {%- endmacro %}
 
 {#- DuckDB: both are table macros stored in the warehouse (see the two function macros). -#}

@@ -28,7 +28,7 @@
 {%- endmacro %}
 
 {% macro default__create_route_functions() -%}
-  {{ exceptions.raise_compiler_error("create_route_functions: adapter " ~ adapter.type() ~ " is not supported yet (argument: none); DuckDB is supported, Snowflake comes with the Snowflake issue") }}
+  {{ exceptions.raise_compiler_error("create_route_functions: adapter " ~ adapter.type() ~ " is not supported yet (argument: none); DuckDB and Snowflake are supported") }}
 {%- endmacro %}
 
 {#- DuckDB: SQL macros (scalar and table) are catalog objects stored in the warehouse file, so

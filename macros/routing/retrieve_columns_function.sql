@@ -14,7 +14,7 @@
 {%- endmacro %}
 
 {% macro default__retrieve_columns_function() -%}
-  {{ exceptions.raise_compiler_error("retrieve_columns_function: adapter " ~ adapter.type() ~ " is not supported yet (argument: none); DuckDB is supported") }}
+  {{ exceptions.raise_compiler_error("retrieve_columns_function: adapter " ~ adapter.type() ~ " is not supported yet (argument: none); DuckDB and Snowflake are supported") }}
 {%- endmacro %}
 
 {#- DuckDB: list_contains over the lower-cased exclusion list keeps the macro one statement;

@@ -12,7 +12,7 @@
 {%- endmacro %}
 
 {% macro default__retrieve_examples_function() -%}
-  {{ exceptions.raise_compiler_error("retrieve_examples_function: adapter " ~ adapter.type() ~ " is not supported yet (argument: none); DuckDB is supported") }}
+  {{ exceptions.raise_compiler_error("retrieve_examples_function: adapter " ~ adapter.type() ~ " is not supported yet (argument: none); DuckDB and Snowflake are supported") }}
 {%- endmacro %}
 
 {#- DuckDB: list functions give the word Jaccard of the expanded stage in one expression. -#}

@@ -12,7 +12,7 @@
 {%- endmacro %}
 
 {% macro default__retrieve_statements_function() -%}
-  {{ exceptions.raise_compiler_error("retrieve_statements_function: adapter " ~ adapter.type() ~ " is not supported yet (argument: none); DuckDB is supported") }}
+  {{ exceptions.raise_compiler_error("retrieve_statements_function: adapter " ~ adapter.type() ~ " is not supported yet (argument: none); DuckDB and Snowflake are supported") }}
 {%- endmacro %}
 
 {#- DuckDB: the sub-strings come from a list-returning Python UDF, are unnested and embedded by

@@ -17,7 +17,7 @@
 {%- endmacro %}
 
 {% macro default__route_map_by_embedding_step(question) -%}
-  {{ exceptions.raise_compiler_error("route_map_by_embedding_step: adapter " ~ adapter.type() ~ " is not supported yet (argument question: " ~ question ~ "); DuckDB is supported") }}
+  {{ exceptions.raise_compiler_error("route_map_by_embedding_step: adapter " ~ adapter.type() ~ " is not supported yet (argument question: " ~ question ~ "); DuckDB and Snowflake are supported") }}
 {%- endmacro %}
 
 {#- DuckDB: the question's spans come from a list-returning UDF and are unnested; exact matches

@@ -20,7 +20,7 @@
 {%- endmacro %}
 
 {% macro default__route_map_from_json_step(mappings) -%}
-  {{ exceptions.raise_compiler_error("route_map_from_json_step: adapter " ~ adapter.type() ~ " is not supported yet (argument mappings: " ~ mappings ~ "); DuckDB is supported") }}
+  {{ exceptions.raise_compiler_error("route_map_from_json_step: adapter " ~ adapter.type() ~ " is not supported yet (argument mappings: " ~ mappings ~ "); DuckDB and Snowflake are supported") }}
 {%- endmacro %}
 
 {#- DuckDB: from_json with a structure string turns the array into typed rows in one call. A

@@ -20,7 +20,7 @@
 {%- endmacro %}
 
 {% macro default__route_score_step(k) -%}
-  {{ exceptions.raise_compiler_error("route_score_step: adapter " ~ adapter.type() ~ " is not supported yet (argument k: " ~ k ~ "); DuckDB is supported") }}
+  {{ exceptions.raise_compiler_error("route_score_step: adapter " ~ adapter.type() ~ " is not supported yet (argument k: " ~ k ~ "); DuckDB and Snowflake are supported") }}
 {%- endmacro %}
 
 {#- DuckDB: arg_max picks the best column/span per phrase, ordered by (value, name) so that ties

@@ -19,7 +19,7 @@
 {%- endmacro %}
 
 {% macro default__route_shortlist_step(question, depth) -%}
-  {{ exceptions.raise_compiler_error("route_shortlist_step: adapter " ~ adapter.type() ~ " is not supported yet (argument question: " ~ question ~ "); DuckDB is supported") }}
+  {{ exceptions.raise_compiler_error("route_shortlist_step: adapter " ~ adapter.type() ~ " is not supported yet (argument question: " ~ question ~ "); DuckDB and Snowflake are supported") }}
 {%- endmacro %}
 
 {#- DuckDB: list_avg(max(x, n)) averages the top n per group in one pass, and `materialized`
