@@ -32,7 +32,8 @@ from tests.fakesnow_server import PROFILE, connect, env_for, running_fakesnow
 DBT = str(Path(sys.executable).parent / "dbt")
 DATABASE = "DBROUTER"
 EMULATED_SELECTION = ("+kb_table_reachability +kb_table_components +kb_join_edges +kb_foreign_keys "
-                      "+kb_ingest_issues +kb_statement_exemplars +int_database_schemas_listed")
+                      "+kb_ingest_issues +kb_statement_exemplars +int_database_schemas_listed stg_llm__statement_structures "
+                      "stg_llm__example_descriptors")
 EMULATED_MODELS = {
     "stg_catalog__columns", "stg_catalog__databases", "stg_catalog__examples", "stg_catalog__foreign_keys",
     "stg_catalog__issues", "stg_catalog__statements", "stg_catalog__tables", "stg_seeds__domain_statements",
@@ -40,6 +41,7 @@ EMULATED_MODELS = {
     "int_foreign_keys_validated", "int_join_edges_inferred", "int_join_edges_unioned", "int_tables_described",
     "int_examples_unioned", "int_statements_unioned", "int_database_schemas_listed", "kb_foreign_keys",
     "kb_join_edges", "kb_ingest_issues", "kb_statement_exemplars", "kb_table_components", "kb_table_reachability",
+    "stg_llm__statement_structures", "stg_llm__example_descriptors",
 }
 # Called as functions, these exist in DuckDB only (Snowflake would fail or, for LEN on an array,
 # mean something else).
