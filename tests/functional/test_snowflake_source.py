@@ -8,6 +8,8 @@ from __future__ import annotations
 import duckdb
 import pytest
 
+from dbrouter.refresh import fingerprint_sources
+from dbrouter.sources import load_sources
 from tests.conftest import run_cli
 from tests.fakesnow_server import connect, running_fakesnow
 
@@ -37,6 +39,13 @@ def _state(conn) -> list:
     return out
 
 
+def _fingerprint(config, env: dict) -> object:
+    with pytest.MonkeyPatch.context() as mp:
+        for key, value in env.items():
+            mp.setenv(key, value)
+        return fingerprint_sources(config)
+
+
 @pytest.fixture(scope="module")
 def ingested(tmp_path_factory):
     work = tmp_path_factory.mktemp("sf_source")
@@ -54,12 +63,18 @@ def ingested(tmp_path_factory):
         proc = run_cli("ingest", "--sources", str(work / "sources.yml"), "--warehouse", str(work / "kb.duckdb"),
                        env={"SHOP_SF_PASSWORD": server["password"]})
         after = _state(conn)
+        config = load_sources(work / "sources.yml")
+        with_env = {"SHOP_SF_PASSWORD": server["password"]}
+        prints = [_fingerprint(config, with_env), _fingerprint(config, with_env)]
+        conn.cursor().execute("alter table SHOPDB.SALES.ORDERS add column NOTE varchar")
+        prints.append(_fingerprint(config, with_env))
         conn.close()
     with duckdb.connect(str(work / "kb.duckdb"), read_only=True) as con:
         raw = {name: con.execute(f"select * from dbrouter_raw.{name}").fetchall()
                for name in ("databases", "tables", "columns", "foreign_keys", "issues")}
         cols = {(r[1], r[2]): r for r in raw["columns"]}
-    yield {"proc": proc, "before": before, "after": after, "raw": raw, "cols": cols, "server": server}
+    yield {"proc": proc, "before": before, "after": after, "raw": raw, "cols": cols, "server": server,
+           "prints": prints}
 
 
 def test_tables_columns_comments_and_keys_are_read(ingested):
@@ -100,3 +115,10 @@ def test_unreachable_snowflake_source_is_an_error_naming_it_not_the_secret(tmp_p
     out = proc.stdout + proc.stderr
     assert "gone" in out and "cannot connect to Snowflake database X" in out
     assert "do-not-print-me" not in out
+
+
+def test_refresh_fingerprint_is_stable_and_sees_a_new_column(ingested):
+    first, again, changed = ingested["prints"]
+    assert first.unreadable == {} and set(first.databases) == {"shop"}
+    assert first.databases == again.databases
+    assert changed.databases["shop"] != first.databases["shop"]
