@@ -2,7 +2,7 @@
 
 The macro ``dbrouter.create_snowflake_udfs`` creates one Snowflake function per entry of
 :data:`UDFS`, with ``HANDLER = 'python_udfs.snowflake_udfs.<handler>'`` and the code zip staged by
-``python -m dbrouter.snowflake stage`` in ``IMPORTS``. The handlers are the same pure functions the
+``python -m dbrouter.snowflake_kb stage`` in ``IMPORTS``. The handlers are the same pure functions the
 DuckDB plugin registers (this module does not import duckdb); Snowflake passes ARRAY arguments
 as Python lists and turns returned lists and dicts into ARRAY / OBJECT values.
 
@@ -127,7 +127,7 @@ def unpack_import(name: str, import_dir: Path | None = None, dest: Path | None =
     source = (import_dir / name) if import_dir else None
     if source is None or not source.is_file():
         raise FileNotFoundError(f"{name} is not among the UDF's imports ({import_dir}): stage it with "
-                                "`python -m dbrouter.snowflake stage` and re-run create_snowflake_udfs")
+                                "`python -m dbrouter.snowflake_kb stage` and re-run create_snowflake_udfs")
     dest = dest or Path(os.environ.get("TMPDIR", "/tmp")) / "dbrouter_imports"
     with _UNPACK_LOCK:
         marker = dest / f".{name}.done"
