@@ -47,7 +47,7 @@ group by db_id, table_name
     dense join graphs, and bounded by var dbrouter__snowflake_component_hops (default 20), beyond
     which two tables of one part may get different labels. -#}
 {% macro snowflake__table_components(nodes, edges) -%}
-{%- set max_hops = var('dbrouter__snowflake_component_hops', 20) -%}
+{%- set max_hops = dbrouter.get_var('dbrouter__snowflake_component_hops') -%}
 {%- if not nodes or not edges or max_hops is not number or max_hops < 1 -%}
   {{ exceptions.raise_compiler_error("table_components: adapter " ~ adapter.type() ~ ", arguments nodes and edges must name relations and var dbrouter__snowflake_component_hops must be >= 1, got " ~ nodes ~ " / " ~ edges ~ " / " ~ max_hops) }}
 {%- endif -%}

@@ -50,7 +50,7 @@
 {% macro snowflake__create_retrieval_functions() -%}
 {%- set missing = dbrouter.snowflake_missing_marts(['kb_columns', 'kb_document_embeddings', 'kb_domain_statements', 'kb_examples', 'kb_example_thresholds']) -%}
 {%- if missing -%}
-  {%- do log("dbrouter: retrieval functions not created in " ~ target.schema ~ ": marts " ~ (missing | join(', ')) ~ " are not built (build the whole project)", info=True) -%}
+  {%- do log("dbrouter: retrieval functions not created in " ~ dbrouter.snowflake_kb_schema() ~ ": marts " ~ (missing | join(', ')) ~ " are not built (build the whole project)", info=True) -%}
 select 'retrieval functions not created: marts missing' as dbrouter_note
 {%- else -%}
 {{ dbrouter.retrieve_statements_function() }};

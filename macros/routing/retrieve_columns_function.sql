@@ -49,14 +49,14 @@ limit greatest(coalesce(k, 10), 0)
     lower-cased (ARRAY_CONTAINS over a lower-cased copy), and LIMIT takes no expression, so the
     rank is filtered. -#}
 {% macro snowflake__retrieve_columns_function() -%}
-create or replace function {{ target.schema }}.retrieve_columns(question varchar, db varchar, k number default 10, exclude array default array_construct())
+create or replace function {{ dbrouter.snowflake_kb_schema() }}.retrieve_columns(question varchar, db varchar, k number default 10, exclude array default array_construct())
 returns table (rank integer, db_id varchar, table_name varchar, column_name varchar, data_type varchar,
     is_primary_key boolean, is_foreign_key boolean, references_text varchar, column_description varchar,
     value_description varchar, sample_values array, score double)
 language sql
 as $$
 with q as (
-    select {{ dbrouter.embed_sql("left(question, " ~ (var('dbrouter__max_question_chars') | int) ~ ")") }} as v,
+    select {{ dbrouter.embed_sql("left(question, " ~ (dbrouter.get_var('dbrouter__max_question_chars') | int) ~ ")") }} as v,
         '{{ dbrouter.embedder_label() }}' as model
     where nullif(trim(question), '') is not null
 ),

@@ -93,7 +93,7 @@ limit greatest(coalesce(k, 3), 1)
     ARRAY_INTERSECTION and ARRAY_CAT; questions are embedded by embed_sql and vectors matched by
     the build's label; LIMIT takes no expression, so the rank is filtered. -#}
 {% macro snowflake__retrieve_examples_function() -%}
-create or replace function {{ target.schema }}.retrieve_examples(question varchar, db varchar, k number default 3)
+create or replace function {{ dbrouter.snowflake_kb_schema() }}.retrieve_examples(question varchar, db varchar, k number default 3)
 returns table (rank integer, stage varchar, db_id varchar, example_id varchar, question varchar, sql_text varchar,
     tables_used array, score double, threshold double)
 language sql
@@ -102,7 +102,7 @@ with q as (
     select
         question as q_text,
         lower(trim(question)) as q_exact,
-        dbrouter_normalize_question(left(question, {{ var('dbrouter__max_question_chars') | int }})) as q_norm
+        dbrouter_normalize_question(left(question, {{ dbrouter.get_var('dbrouter__max_question_chars') | int }})) as q_norm
     where nullif(trim(question), '') is not null
 ),
 vec as (

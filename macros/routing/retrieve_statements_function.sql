@@ -64,8 +64,8 @@ limit greatest(coalesce(k, 4), 1)
     opened with FLATTEN, each embedded by embed_sql; vectors are matched by the build's label;
     LIMIT takes no expression, so the rank is filtered. -#}
 {% macro snowflake__retrieve_statements_function() -%}
-{%- set w = var('dbrouter__sbr_window') | int -%}
-create or replace function {{ target.schema }}.retrieve_statements(question varchar, db varchar, k number default 4)
+{%- set w = dbrouter.get_var('dbrouter__sbr_window') | int -%}
+create or replace function {{ dbrouter.snowflake_kb_schema() }}.retrieve_statements(question varchar, db varchar, k number default 4)
 returns table (rank integer, db_id varchar, statement_id varchar, statement_text varchar, expression varchar,
     snippet varchar, structure_status varchar, score double, matched_text varchar)
 language sql
@@ -85,7 +85,7 @@ subs as (
     select f.value:text::varchar as sub_text, f.value:n_words::integer as n_words
     from bounds,
         lateral flatten(input => dbrouter_substrings(
-            dbrouter_canonicalize(left(question, {{ var('dbrouter__max_question_chars') | int }})), bounds.lo, bounds.hi)) as f
+            dbrouter_canonicalize(left(question, {{ dbrouter.get_var('dbrouter__max_question_chars') | int }})), bounds.lo, bounds.hi)) as f
     where bounds.lo is not null
 ),
 sub_vectors as (

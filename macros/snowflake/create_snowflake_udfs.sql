@@ -13,5 +13,5 @@
 {%- for sql in statements -%}
   {%- do run_query(sql) -%}
 {%- endfor -%}
-{%- do log("dbrouter: created " ~ (statements | length) ~ " UDFs in " ~ target.database ~ "." ~ target.schema, info=True) -%}
+{%- do log("dbrouter: created " ~ (statements | length) ~ " UDFs in " ~ target.database ~ " (schemas " ~ target.schema ~ " and the KB schema " ~ dbrouter.snowflake_kb_schema() ~ ")", info=True) -%}
 {%- endmacro %}

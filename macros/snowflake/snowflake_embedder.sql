@@ -9,7 +9,7 @@
   Returns: the validated name.
 -#}
 {% macro snowflake_embedder() -%}
-{%- set kind = var('dbrouter__snowflake_embedder', 'cortex_768') -%}
+{%- set kind = dbrouter.get_var('dbrouter__snowflake_embedder') -%}
 {%- if kind not in ('cortex_768', 'cortex_1024', 'python_udf') -%}
   {{ exceptions.raise_compiler_error("snowflake_embedder: adapter " ~ adapter.type() ~ ", var dbrouter__snowflake_embedder must be cortex_768, cortex_1024 or python_udf, got " ~ kind) }}
 {%- endif -%}

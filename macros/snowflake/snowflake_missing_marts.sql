@@ -1,4 +1,4 @@
-{#- Which of the named KB marts do not exist in the target schema (an empty list while dbt only
+{#- Which of the named KB marts do not exist in their schema (an empty list while dbt only
     parses). Snowflake validates a SQL UDF's body when it is created, so the routing functions
     are created only when this is empty.
 
@@ -13,7 +13,8 @@
 {%- if not execute -%}{{ return([]) }}{%- endif -%}
 {%- set missing = [] -%}
 {%- for name in names -%}
-  {%- if adapter.get_relation(database=target.database, schema=target.schema, identifier=name) is none -%}
+  {%- set schema = dbrouter.kb_relation(name).split('.')[0] | trim -%}
+  {%- if adapter.get_relation(database=target.database, schema=schema, identifier=name) is none -%}
     {%- do missing.append(name) -%}
   {%- endif -%}
 {%- endfor -%}

@@ -22,11 +22,11 @@
 {%- if adapter.type() != 'snowflake' -%}
   {{ exceptions.raise_compiler_error("snowflake_route_functions_ddl: adapter " ~ adapter.type() ~ " is not Snowflake (argument: none); use create_route_functions") }}
 {%- endif -%}
-{%- set sk = var('dbrouter__shortlist_k') | int -%}
-{%- set s = target.schema -%}
+{%- set sk = dbrouter.get_var('dbrouter__shortlist_k') | int -%}
+{%- set s = dbrouter.snowflake_kb_schema() -%}
 {%- set label = dbrouter.embedder_label() -%}
-{%- if sk < 1 or (var('dbrouter__phrase_max_words') | int) < 1 -%}
-  {{ exceptions.raise_compiler_error("snowflake_route_functions_ddl: adapter " ~ adapter.type() ~ ", vars dbrouter__shortlist_k and dbrouter__phrase_max_words must be >= 1, got " ~ sk ~ " / " ~ var('dbrouter__phrase_max_words')) }}
+{%- if sk < 1 or (dbrouter.get_var('dbrouter__phrase_max_words') | int) < 1 -%}
+  {{ exceptions.raise_compiler_error("snowflake_route_functions_ddl: adapter " ~ adapter.type() ~ ", vars dbrouter__shortlist_k and dbrouter__phrase_max_words must be >= 1, got " ~ sk ~ " / " ~ dbrouter.get_var('dbrouter__phrase_max_words')) }}
 {%- endif -%}
 create or replace function {{ s }}.route_shortlist(question varchar, k number default 10)
 returns table (shortlist_rank integer, db_id varchar, score double, schema_score double, database_similarity double,

@@ -1,6 +1,7 @@
 {#-
   The CREATE FUNCTION statements of dbrouter's Python UDFs on Snowflake (a list of strings), in
-  the KB schema (target.schema). The handlers are python_udfs/snowflake_udfs.py, imported from the
+  the target schema (where the models' unqualified calls find them) and, when it differs (dbrouter
+  as a package), also in the KB schema beside the route functions that call them. The handlers are python_udfs/snowflake_udfs.py, imported from the
   code zip that `python -m dbrouter.snowflake_kb stage` PUTs on the stage dbrouter__snowflake_stage;
   tests/unit/test_snowflake_udfs.py checks this table against that module's UDFS.
 
@@ -14,8 +15,11 @@
 {%- if adapter.type() != 'snowflake' -%}
   {{ exceptions.raise_compiler_error("snowflake_udf_statements: adapter " ~ adapter.type() ~ " is not Snowflake (argument: none); on DuckDB the profile plugin registers the UDFs") }}
 {%- endif -%}
-{%- set s = target.schema -%}
-{%- set stage = var('dbrouter__snowflake_stage') -%}
+{%- set schemas = [target.schema] -%}
+{%- if dbrouter.snowflake_kb_schema() | lower != target.schema | lower -%}
+  {%- do schemas.append(dbrouter.snowflake_kb_schema()) -%}
+{%- endif -%}
+{%- set stage = dbrouter.get_var('dbrouter__snowflake_stage') -%}
 {%- set code = "'@" ~ stage ~ "/dbrouter_udfs.zip'" -%}
 {%- set text_packages = "'numpy', 'pyarrow', 'sqlglot'" -%}
 {%- set udfs = [
@@ -30,13 +34,14 @@
     ('dbrouter_label_tokens', 'names array', 'array', 'label_tokens'),
 ] -%}
 {%- set out = [] -%}
+{%- for s in schemas -%}
 {%- for name, args, returns, handler in udfs -%}
   {%- do out.append("create or replace function " ~ s ~ "." ~ name ~ "(" ~ args ~ ")\nreturns " ~ returns
       ~ "\nlanguage python\nruntime_version = '3.11'\npackages = (" ~ text_packages ~ ")\nimports = (" ~ code
       ~ ")\nhandler = 'python_udfs.snowflake_udfs." ~ handler ~ "'") -%}
 {%- endfor -%}
 {%- if dbrouter.snowflake_embedder() == 'python_udf' -%}
-  {%- set name = var('dbrouter__snowflake_python_embedder') -%}
+  {%- set name = dbrouter.get_var('dbrouter__snowflake_python_embedder') -%}
   {%- if name not in ('minilm', 'm2v', 'hash') -%}
     {{ exceptions.raise_compiler_error("snowflake_udf_statements: adapter " ~ adapter.type() ~ ", var dbrouter__snowflake_python_embedder must be minilm, m2v or hash, got " ~ name) }}
   {%- endif -%}
@@ -48,5 +53,6 @@
   {%- endfor -%}
   {%- do out.append("create or replace function " ~ s ~ ".dbrouter_embedder()\nreturns varchar\nlanguage sql\nas $$ '" ~ name ~ "' $$") -%}
 {%- endif -%}
+{%- endfor -%}
 {{ return(out) }}
 {%- endmacro %}

@@ -66,7 +66,7 @@ span_mappings as (
     with no known token) counts as no match, as on DuckDB. Ties of the best span pick the longer
     span text (MAX_BY is not deterministic on ties, ROW_NUMBER is). -#}
 {% macro snowflake__route_map_by_embedding_step(question) -%}
-{%- set maxc = var('dbrouter__max_question_chars') | int -%}
+{%- set maxc = dbrouter.get_var('dbrouter__max_question_chars') | int -%}
 words as (
     select coalesce(dbrouter_content_words(left(cast({{ question }} as varchar), {{ maxc }})), array_construct()) as w
 ),
@@ -75,7 +75,7 @@ spans as (
         split(s.value:span::varchar, ' ') as toks,
         {{ dbrouter.embed_phrase_sql("s.value:span::varchar") }} as v
     from table(flatten(input => dbrouter_question_spans(left(cast({{ question }} as varchar), {{ maxc }}),
-        {{ var('dbrouter__phrase_max_words') | int }}))) as s
+        {{ dbrouter.get_var('dbrouter__phrase_max_words') | int }}))) as s
 ),
 span_words as (
     select c.db_id, cast(f.index as integer) as word_index, f.value::varchar as phrase
@@ -106,7 +106,7 @@ span_mappings as (
             row_number() over (partition by db_id, word_index, table_name, column_name
                                order by similarity desc, span desc) as rn
         from span_words_hit
-        where similarity >= {{ var('dbrouter__phrase_threshold') | float }}
+        where similarity >= {{ dbrouter.get_var('dbrouter__phrase_threshold') | float }}
     )
     where rn = 1
 ),

@@ -141,8 +141,8 @@ order by rank
     DuckDB JSON), LIMIT takes no expression so the rank is filtered, and `select sl.*, r.*`
     (two db_id columns) is spelled out. -#}
 {% macro snowflake__route_score_step(k) -%}
-{%- set pen = var('dbrouter__coverage_penalty') | float -%}
-{%- set alpha = var('dbrouter__rerank_shortlist_weight') | float -%}
+{%- set pen = dbrouter.get_var('dbrouter__coverage_penalty') | float -%}
+{%- set alpha = dbrouter.get_var('dbrouter__rerank_shortlist_weight') | float -%}
 {%- if pen < 1 -%}
   {{ exceptions.raise_compiler_error("route_score_step: adapter " ~ adapter.type() ~ ", var dbrouter__coverage_penalty must be >= 1 (the method's n), got " ~ pen) }}
 {%- endif -%}

@@ -73,9 +73,9 @@ candidates as materialized (
     Python UDF) and compared with VECTOR_COSINE_SIMILARITY; vectors are matched by the label
     embedder_label() gives at build time. No `materialized` CTE hint exists: Snowflake decides. -#}
 {% macro snowflake__route_shortlist_step(question, depth) -%}
-{%- set w_ex = var('dbrouter__weight_example') | float -%}
+{%- set w_ex = dbrouter.get_var('dbrouter__weight_example') | float -%}
 q as (
-    select {{ dbrouter.embed_sql("left(cast(" ~ question ~ " as varchar), " ~ (var('dbrouter__max_question_chars') | int) ~ ")") }} as v,
+    select {{ dbrouter.embed_sql("left(cast(" ~ question ~ " as varchar), " ~ (dbrouter.get_var('dbrouter__max_question_chars') | int) ~ ")") }} as v,
         '{{ dbrouter.embedder_label() }}' as model
 ),
 hits as (
@@ -92,8 +92,8 @@ per_db as (
     select
         db_id,
         max(case when doc_kind = 'database' then sim end) as s_database,
-        avg(case when doc_kind = 'table' and rn <= {{ var('dbrouter__top_tables') | int }} then sim end) as s_table,
-        avg(case when doc_kind = 'column' and rn <= {{ var('dbrouter__top_columns') | int }} then sim end) as s_column,
+        avg(case when doc_kind = 'table' and rn <= {{ dbrouter.get_var('dbrouter__top_tables') | int }} then sim end) as s_table,
+        avg(case when doc_kind = 'column' and rn <= {{ dbrouter.get_var('dbrouter__top_columns') | int }} then sim end) as s_column,
         max(case when doc_kind = 'example' then sim end) as s_example,
         max(case when doc_kind = 'table' and rn = 1 then doc_label end) as top_table,
         max(case when doc_kind = 'column' and rn = 1 then doc_label end) as top_column,
@@ -114,6 +114,6 @@ shortlist as (
 ),
 candidates as (
     select db_id, score, shortlist_rank from shortlist
-    where shortlist_rank <= greatest(coalesce({{ depth }}, {{ var('dbrouter__shortlist_k') | int }}), 1)
+    where shortlist_rank <= greatest(coalesce({{ depth }}, {{ dbrouter.get_var('dbrouter__shortlist_k') | int }}), 1)
 )
 {%- endmacro %}

@@ -1,0 +1,47 @@
+{#-
+  A `dbrouter__*` var as the caller's project sets it, else the package default.
+
+  dbt resolves `var()` in the context of the node or hook being rendered: inside this package's
+  models the defaults of its dbt_project.yml apply, but a consuming project's hook or
+  `run-operation` that calls a dbrouter macro (e.g. `dbrouter.create_route_functions()`) does not
+  see them and fails with "Required var ... not found". Macros therefore read vars through this
+  one. The defaults below mirror the `vars:` of dbt_project.yml (where they are documented);
+  tests/unit/test_dbt_vars.py fails when the two disagree.
+-#}
+{% macro get_var(name) -%}
+  {{ return(adapter.dispatch('get_var', 'dbrouter')(name)) }}
+{%- endmacro %}
+
+{% macro default__get_var(name) -%}
+{%- set defaults = {
+    'dbrouter__raw_schema': 'dbrouter_raw',
+    'dbrouter__user_schema': 'dbrouter_user',
+    'dbrouter__llm_schema': 'dbrouter_llm',
+    'dbrouter__kb_schema': 'dbrouter',
+    'dbrouter__embedding_model': none,
+    'dbrouter__embedding_dim': 384,
+    'dbrouter__weight_database': 0.5,
+    'dbrouter__weight_table': 0.5,
+    'dbrouter__weight_column': 2.0,
+    'dbrouter__weight_example': 1.0,
+    'dbrouter__top_tables': 3,
+    'dbrouter__top_columns': 3,
+    'dbrouter__shortlist_k': 10,
+    'dbrouter__phrase_threshold': 0.5,
+    'dbrouter__coverage_penalty': 2,
+    'dbrouter__rerank_shortlist_weight': 1.0,
+    'dbrouter__phrase_max_words': 3,
+    'dbrouter__max_hops': 6,
+    'dbrouter__sbr_window': 2,
+    'dbrouter__max_question_chars': 2000,
+    'dbrouter__snowflake_embedder': 'cortex_768',
+    'dbrouter__snowflake_cortex_model': none,
+    'dbrouter__snowflake_python_embedder': 'minilm',
+    'dbrouter__snowflake_stage': 'dbrouter_stage',
+    'dbrouter__snowflake_component_hops': 20,
+} -%}
+{%- if name not in defaults -%}
+  {{ exceptions.raise_compiler_error("get_var: adapter " ~ adapter.type() ~ ", argument name '" ~ name ~ "' is not a dbrouter var (known: " ~ defaults.keys() | sort | join(', ') ~ ")") }}
+{%- endif -%}
+{{ return(var(name, defaults[name])) }}
+{%- endmacro %}
