@@ -287,6 +287,28 @@ def _jsonl_rows(paths: Iterable[Path], fields: tuple[str, ...], issues: list[Iss
     return rows
 
 
+def collect_raw_rows(config: SourcesConfig, progress: Callable[[str], None] | None = None
+                     ) -> tuple[list[DatabaseSnapshot], list[Issue], list[Issue], dict[str, list[dict]]]:
+    """Read every source and the example/statement files into rows of the raw tables.
+
+    Args:
+        config: the parsed sources file.
+        progress: progress callback.
+
+    Returns:
+        (snapshots, issues of databases left out, issues of the example/statement files,
+        rows per raw table with all those issues in ``issues``)
+    """
+    snaps, issues = read_source_databases(config, progress)
+    rows = snapshot_rows(snaps)
+    rows["issues"] = [vars(i) for i in issues] + rows["issues"]
+    extra: list[Issue] = []
+    rows["examples"] = _jsonl_rows(config.examples, ("db_id", "question", "sql"), extra)
+    rows["statements"] = _jsonl_rows(config.statements, ("db_id", "statement"), extra)
+    rows["issues"] += [vars(i) for i in extra]
+    return snaps, issues, extra, rows
+
+
 def snapshot_rows(snaps: list[DatabaseSnapshot]) -> dict[str, list[dict]]:
     """Flatten snapshots into rows of the raw tables.
 
@@ -381,28 +403,6 @@ def unrouted_issues(databases: set[str], examples: list[dict], statements: list[
             seen.add(key)
             out.append(Issue(str(row.get("db_id")), f"{kind}: {text[:60]}", "warning", UNROUTED[kind]))
     return out
-
-
-def collect_raw_rows(config: SourcesConfig, progress: Callable[[str], None] | None = None
-                     ) -> tuple[list[DatabaseSnapshot], list[Issue], list[Issue], dict[str, list[dict]]]:
-    """Read every source and the example/statement files into rows of the raw tables.
-
-    Args:
-        config: the parsed sources file.
-        progress: progress callback.
-
-    Returns:
-        (snapshots, issues of databases left out, issues of the example/statement files,
-        rows per raw table with all those issues in ``issues``)
-    """
-    snaps, issues = read_source_databases(config, progress)
-    rows = snapshot_rows(snaps)
-    rows["issues"] = [vars(i) for i in issues] + rows["issues"]
-    extra: list[Issue] = []
-    rows["examples"] = _jsonl_rows(config.examples, ("db_id", "question", "sql"), extra)
-    rows["statements"] = _jsonl_rows(config.statements, ("db_id", "statement"), extra)
-    rows["issues"] += [vars(i) for i in extra]
-    return snaps, issues, extra, rows
 
 
 def ingest(config: SourcesConfig, warehouse: str | Path, progress: Callable[[str], None] | None = None,
