@@ -290,3 +290,20 @@ def _compare_shortlists(con, tree) -> None:
                                "from route_shortlist(?, 100) order by 1", [question]).fetchall()
         assert len(got) == len(expected) == 10
         assert [(r, db, round(s, 6), t, c) for r, db, s, t, c in got] == expected, question
+
+
+def test_stage_command_puts_the_udf_code_zip_on_the_stage(sf, tmp_path):
+    """`python -m dbrouter.snowflake_kb stage` creates the stage and PUTs the code zip (fakesnow
+    emulates internal stages): the staged file is byte for byte the zip built here."""
+    import hashlib
+
+    from dbrouter.snowflake_kb import build_code_zip
+
+    proc = subprocess.run([sys.executable, "-m", "dbrouter.snowflake_kb", "stage", "--embedder", "hash"],
+                          capture_output=True, text=True, env={**os.environ, **sf["env"]})
+    assert proc.returncode == 0, proc.stderr
+    assert sf["server"]["password"] not in proc.stdout + proc.stderr
+    listed = sf["conn"].cursor().execute("list @dbrouter_stage").fetchall()
+    local = build_code_zip(tmp_path).read_bytes()
+    assert [(name, size, md5) for name, size, md5, _ in listed] == [
+        ("dbrouter_stage/dbrouter_udfs.zip", len(local), hashlib.md5(local).hexdigest())]
