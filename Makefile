@@ -23,7 +23,7 @@ $(VENV)/.installed: $(BIN)/python pyproject.toml
 	$(BIN)/pip install --quiet -e '.[dev,snowflake]'
 	touch $@
 
-$(FAKESNOW_VENV)/.installed:
+$(FAKESNOW_VENV)/.installed: Makefile
 	$(PYTHON) -m venv $(FAKESNOW_VENV)
 	$(FAKESNOW_VENV)/bin/pip install --quiet 'fakesnow[server]==0.12.1' 'snowflake-connector-python==4.8.0'
 	touch $@
