@@ -1,6 +1,10 @@
 # dbrouter: the two commands of the README are `make demo` and `make test`.
 PYTHON ?= python3
 VENV := .venv
+# fakesnow (the Snowflake emulator of the Snowflake tests) pins sqlglot~=30.22, older than the
+# project's, and works only with snowflake-connector-python 4.x: it gets its own virtualenv and
+# runs as a server there (tests/fakesnow_server.py).
+FAKESNOW_VENV := .venv-fakesnow
 BIN := $(VENV)/bin
 WAREHOUSE ?= .dbrouter/demo.duckdb
 export HF_HUB_OFFLINE := 1
@@ -16,10 +20,15 @@ $(BIN)/python:
 # sentence-transformers keeps pip from resolving the CUDA build.
 $(VENV)/.installed: $(BIN)/python pyproject.toml
 	$(BIN)/pip install --quiet torch==2.13.0
-	$(BIN)/pip install --quiet -e '.[dev]'
+	$(BIN)/pip install --quiet -e '.[dev,snowflake]'
 	touch $@
 
-setup: $(VENV)/.installed
+$(FAKESNOW_VENV)/.installed: Makefile
+	$(PYTHON) -m venv $(FAKESNOW_VENV)
+	$(FAKESNOW_VENV)/bin/pip install --quiet 'fakesnow[server]==0.12.1' 'snowflake-connector-python==4.8.0'
+	touch $@
+
+setup: $(VENV)/.installed $(FAKESNOW_VENV)/.installed
 
 # Main job: build the knowledge base over the shipped demo databases, then route questions.
 demo: setup

@@ -194,6 +194,10 @@ def read_source_databases(config: SourcesConfig, progress: Callable[[str], None]
                 found = [read_sqlite(spec, db_id, config.sample_values, config.sample_value_chars)]
             elif spec.type == "duckdb":
                 found = [read_duckdb(spec, db_id, config.sample_values, config.sample_value_chars)]
+            elif spec.type == "snowflake":
+                from dbrouter.snowflake_source import read_snowflake
+
+                found = [read_snowflake(spec, db_id, config.sample_values, config.sample_value_chars)]
             else:
                 found, bad = read_schema_json(spec)
                 issues.extend(bad)
@@ -284,6 +288,28 @@ def _jsonl_rows(paths: Iterable[Path], fields: tuple[str, ...], issues: list[Iss
             row["origin"] = f"{path.name}:{no}"
             rows.append(row)
     return rows
+
+
+def collect_raw_rows(config: SourcesConfig, progress: Callable[[str], None] | None = None
+                     ) -> tuple[list[DatabaseSnapshot], list[Issue], list[Issue], dict[str, list[dict]]]:
+    """Read every source and the example/statement files into rows of the raw tables.
+
+    Args:
+        config: the parsed sources file.
+        progress: progress callback.
+
+    Returns:
+        (snapshots, issues of databases left out, issues of the example/statement files,
+        rows per raw table with all those issues in ``issues``)
+    """
+    snaps, issues = read_source_databases(config, progress)
+    rows = snapshot_rows(snaps)
+    rows["issues"] = [vars(i) for i in issues] + rows["issues"]
+    extra: list[Issue] = []
+    rows["examples"] = _jsonl_rows(config.examples, ("db_id", "question", "sql"), extra)
+    rows["statements"] = _jsonl_rows(config.statements, ("db_id", "statement"), extra)
+    rows["issues"] += [vars(i) for i in extra]
+    return snaps, issues, extra, rows
 
 
 def snapshot_rows(snaps: list[DatabaseSnapshot]) -> dict[str, list[dict]]:
@@ -385,13 +411,7 @@ def ingest(config: SourcesConfig, warehouse: str | Path,
     import duckdb
 
     started = time.time()
-    snaps, issues = read_source_databases(config, progress)
-    rows = snapshot_rows(snaps)
-    rows["issues"] = [vars(i) for i in issues] + rows["issues"]
-    extra: list[Issue] = []
-    rows["examples"] = _jsonl_rows(config.examples, ("db_id", "question", "sql"), extra)
-    rows["statements"] = _jsonl_rows(config.statements, ("db_id", "statement"), extra)
-    rows["issues"] += [vars(i) for i in extra]
+    snaps, issues, extra, rows = collect_raw_rows(config, progress)
     Path(warehouse).parent.mkdir(parents=True, exist_ok=True)
     con = duckdb.connect(str(warehouse))
     try:

@@ -98,7 +98,7 @@ def _sample_text(value: Any, max_chars: int) -> str | None:
     return text[:max_chars] if text else None
 
 
-def _samples(fetch: Callable[[str], list[tuple]], relation: str, column: str, n: int, chars: int) -> list[str]:
+def sample_values(fetch: Callable[[str], list[tuple]], relation: str, column: str, n: int, chars: int) -> list[str]:
     """Up to ``n`` distinct non-empty values of ``column``, read from a bounded scan.
 
     Args:
@@ -225,7 +225,7 @@ def read_sqlite(spec: SourceSpec, db_id: str, n_samples: int, chars: int) -> Dat
             for cid, cname, ctype, _notnull, _default, pk in info:
                 col = ColumnInfo(cname, label_of(cname), cid + 1, (ctype or "").lower() or "text", bool(pk))
                 try:
-                    col.samples = _samples(fetch, quote_ident(name), cname, n_samples, chars)
+                    col.samples = sample_values(fetch, quote_ident(name), cname, n_samples, chars)
                 except sqlite3.DatabaseError as exc:
                     snap.issues.append(Issue(db_id, f"{name}.{cname}", "warning", f"no samples: {exc}"))
                 table.columns.append(col)
@@ -278,7 +278,7 @@ def read_duckdb(spec: SourceSpec, db_id: str, n_samples: int, chars: int) -> Dat
             for cname, idx, dtype, ccomment in cols:
                 col = ColumnInfo(cname, label_of(cname), int(idx), str(dtype).lower(),
                                  (name, cname) in pk_cols, ccomment or None)
-                col.samples = _samples(fetch, rel, cname, n_samples, chars)
+                col.samples = sample_values(fetch, rel, cname, n_samples, chars)
                 table.columns.append(col)
             snap.tables.append(table)
         for schema, tname, kind, cols, ref_table, ref_cols in cons:

@@ -168,6 +168,28 @@ def fingerprint_schema_json(spec: SourceSpec) -> tuple[dict[str, str], dict[str,
     return found, bad
 
 
+def fingerprint_snowflake(spec: SourceSpec, db_id: str) -> str:
+    """Hash of a Snowflake source's schema: tables, comments, columns, types, keys (no rows read).
+
+    Args:
+        spec: the declared source.
+        db_id: its database id.
+
+    Returns:
+        A hex sha256.
+
+    Raises:
+        SourceError: the database cannot be reached or listed.
+    """
+    from dbrouter.snowflake_source import read_snowflake
+
+    snap = read_snowflake(spec, db_id, 0, 0)
+    tables = [[t.name, t.description, [[c.name, c.data_type, c.is_primary_key, c.description] for c in t.columns]]
+              for t in snap.tables]
+    keys = sorted([fk.table, fk.column, fk.ref_table, fk.ref_column or ""] for fk in snap.foreign_keys)
+    return _digest(["snowflake", tables, keys])
+
+
 def _file_digest(path: Path) -> str:
     """Hash of a file's bytes, or a marker when it is missing or unreadable."""
     try:
@@ -209,6 +231,8 @@ def _fingerprint_spec(spec: SourceSpec) -> tuple[dict[str, str], dict[str, str]]
     try:
         if spec.type == "schema_json":
             return fingerprint_schema_json(spec)
+        if spec.type == "snowflake":
+            return {db_id: fingerprint_snowflake(spec, db_id)}, {}
         reader = fingerprint_sqlite if spec.type == "sqlite" else fingerprint_duckdb
         return {db_id: reader(spec.path)}, {}
     except SourceError as exc:

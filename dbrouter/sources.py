@@ -10,6 +10,8 @@ Format (YAML; relative paths are relative to the file)::
       - {type: duckdb, path: warehouse/sales.duckdb, id: sales}
       - {type: schema_json, path: schemas/hr.jsonl}                 # one database a line
       - {type: sqlite, path: legacy.sqlite, exclude_tables: [tmp_import]}  # tables left out
+      - {type: snowflake, id: sales, database: SALES, schemas: [PUBLIC],     # a Snowflake database;
+         role: DBROUTER_READER, warehouse: XS}                              # secret from $SNOWFLAKE_PASSWORD
     examples:   [{path: examples.jsonl}]      # optional {db_id, question, sql} lines
     statements: [{path: statements.jsonl}]    # optional {db_id, statement} lines
 """
@@ -25,7 +27,12 @@ import yaml
 
 from dbrouter.errors import SourcesConfigError
 
-SOURCE_TYPES = ("sqlite", "duckdb", "schema_json")
+SOURCE_TYPES = ("sqlite", "duckdb", "schema_json", "snowflake")
+# Settings of a `type: snowflake` entry (no secrets: those come from the environment variables
+# named by the *_env settings; see dbrouter.snowflake_source).
+SNOWFLAKE_SETTINGS = ("database", "schemas", "account", "user", "role", "warehouse", "host", "port", "protocol",
+                      "password_env", "private_key_path_env", "private_key_passphrase_env")
+SNOWFLAKE_SECRETS = ("password", "private_key", "private_key_path", "private_key_passphrase", "token")
 
 
 @dataclass(frozen=True)
@@ -37,6 +44,7 @@ class SourceSpec:
     id: str | None = None
     description: str | None = None
     exclude_tables: tuple[str, ...] = ()
+    snowflake: tuple[tuple[str, Any], ...] = ()  # type snowflake: its settings (no secrets)
 
 
 @dataclass
@@ -65,6 +73,8 @@ def _expand(entry: dict[str, Any], base: Path, where: str) -> list[SourceSpec]:
     kind = entry.get("type")
     if not isinstance(kind, str) or kind not in SOURCE_TYPES:
         raise SourcesConfigError(f"{where}: type must be one of {', '.join(SOURCE_TYPES)}, got {kind!r}")
+    if kind == "snowflake":
+        return [_snowflake_spec(entry, where)]
     if ("path" in entry) == ("glob" in entry):
         raise SourcesConfigError(f"{where}: give exactly one of `path` or `glob`")
     description = _text(entry, "description", where)
@@ -82,6 +92,35 @@ def _expand(entry: dict[str, Any], base: Path, where: str) -> list[SourceSpec]:
             raise SourcesConfigError(f"{where}: glob {pattern!r} matched no file under {base}")
         return [SourceSpec(kind, p, None, description, exclude) for p in paths]
     return [SourceSpec(kind, base / _text(entry, "path", where, required=True), db_id, description, exclude)]
+
+
+def _snowflake_spec(entry: dict[str, Any], where: str) -> SourceSpec:
+    """A ``type: snowflake`` entry: ``id`` and ``database`` required, secrets refused."""
+    secrets = [k for k in SNOWFLAKE_SECRETS if k in entry]
+    if secrets:
+        raise SourcesConfigError(f"{where}: `{secrets[0]}` must not be written in the sources file: put the secret in "
+                                 "an environment variable and name it with `password_env` / `private_key_path_env`")
+    unknown = sorted(set(entry) - set(SNOWFLAKE_SETTINGS) - {"type", "id", "description", "exclude_tables"})
+    if unknown:
+        raise SourcesConfigError(f"{where}: unknown Snowflake setting(s) {', '.join(unknown)}; "
+                                 f"known: {', '.join(SNOWFLAKE_SETTINGS)}")
+    db_id = _text(entry, "id", where, required=True)
+    _text(entry, "database", where, required=True)
+    for key in set(SNOWFLAKE_SETTINGS) - {"schemas", "port"}:
+        _text(entry, key, where)
+    schemas = entry.get("schemas") or []
+    if not isinstance(schemas, list) or not all(isinstance(x, str) and x for x in schemas):
+        raise SourcesConfigError(f"{where}: `schemas` must be a list of schema names, got {schemas!r}")
+    port = entry.get("port")
+    if port is not None and (isinstance(port, bool) or not isinstance(port, int)):
+        raise SourcesConfigError(f"{where}: `port` must be a whole number, got {port!r}")
+    exclude = entry.get("exclude_tables") or []
+    if not isinstance(exclude, list) or not all(isinstance(t, str) and t for t in exclude):
+        raise SourcesConfigError(f"{where}: `exclude_tables` must be a list of table names, got {exclude!r}")
+    settings = tuple((k, tuple(entry[k]) if k == "schemas" else entry[k])
+                     for k in SNOWFLAKE_SETTINGS if entry.get(k) is not None)
+    return SourceSpec("snowflake", Path(f"snowflake:{entry['database']}"), db_id, _text(entry, "description", where),
+                      tuple(exclude), settings)
 
 
 def _paths(raw: Any, base: Path, key: str) -> list[Path]:

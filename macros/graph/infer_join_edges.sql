@@ -24,7 +24,7 @@ with cols as (
 ),
 pks as (
     select db_id, table_name, column_name, type_family,
-           lower(regexp_replace(table_name, '[^A-Za-z0-9]', '', 'g')) as table_token
+           lower({{ dbrouter.regexp_replace_all('table_name', '[^A-Za-z0-9]', '') }}) as table_token
     from cols
     where is_single_primary_key
 ),
@@ -36,9 +36,9 @@ candidates as (
     from cols as c
     join pks as p
       on p.db_id = c.db_id and p.table_name <> c.table_name
-     and lower(regexp_replace(c.column_name, '[^A-Za-z0-9]', '', 'g')) in (
+     and lower({{ dbrouter.regexp_replace_all('c.column_name', '[^A-Za-z0-9]', '') }}) in (
             p.table_token || 'id',
-            regexp_replace(p.table_token, 's$', '') || 'id'
+            {{ dbrouter.regexp_replace_all('p.table_token', 's$', '') }} || 'id'
          )
      and (c.type_family = p.type_family or 'other' in (c.type_family, p.type_family))
 

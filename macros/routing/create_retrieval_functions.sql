@@ -32,7 +32,7 @@
 {%- endmacro %}
 
 {% macro default__create_retrieval_functions() -%}
-  {{ exceptions.raise_compiler_error("create_retrieval_functions: adapter " ~ adapter.type() ~ " is not supported yet (argument: none); DuckDB is supported") }}
+  {{ exceptions.raise_compiler_error("create_retrieval_functions: adapter " ~ adapter.type() ~ " is not supported yet (argument: none); DuckDB and Snowflake are supported") }}
 {%- endmacro %}
 
 {#- DuckDB: both are table macros stored in the warehouse (see the two function macros). -#}
@@ -42,4 +42,21 @@
 {{ dbrouter.retrieve_examples_function() }};
 
 {{ dbrouter.retrieve_columns_function() }};
+{%- endmacro %}
+
+{#- Snowflake: SQL UDTFs in the KB schema (see the three function macros). Snowflake checks a
+    UDF's body when it is created, so nothing is created while the marts they read are missing
+    (a build of a selection): the log says so. -#}
+{% macro snowflake__create_retrieval_functions() -%}
+{%- set missing = dbrouter.snowflake_missing_marts(['kb_columns', 'kb_document_embeddings', 'kb_domain_statements', 'kb_examples', 'kb_example_thresholds']) -%}
+{%- if missing -%}
+  {%- do log("dbrouter: retrieval functions not created in " ~ dbrouter.snowflake_kb_schema() ~ ": marts " ~ (missing | join(', ')) ~ " are not built (build the whole project)", info=True) -%}
+select 'retrieval functions not created: marts missing' as dbrouter_note
+{%- else -%}
+{{ dbrouter.retrieve_statements_function() }};
+
+{{ dbrouter.retrieve_examples_function() }};
+
+{{ dbrouter.retrieve_columns_function() }}
+{%- endif -%}
 {%- endmacro %}

@@ -28,7 +28,7 @@
 {%- endmacro %}
 
 {% macro default__create_route_functions() -%}
-  {{ exceptions.raise_compiler_error("create_route_functions: adapter " ~ adapter.type() ~ " is not supported yet (argument: none); DuckDB is supported, Snowflake comes with the Snowflake issue") }}
+  {{ exceptions.raise_compiler_error("create_route_functions: adapter " ~ adapter.type() ~ " is not supported yet (argument: none); DuckDB and Snowflake are supported") }}
 {%- endmacro %}
 
 {#- DuckDB: SQL macros (scalar and table) are catalog objects stored in the warehouse file, so
@@ -90,4 +90,17 @@ create or replace macro route_query_json(question, k := 5) as (
         end
     )
 );
+{%- endmacro %}
+
+{#- Snowflake: SQL UDFs and UDTFs in the KB schema (snowflake_kb_schema), callable from any Snowflake
+    client once the KB is built. Their bodies are checked when created, so nothing is created
+    while the marts they read are missing (a build of a selection): the log says so. -#}
+{% macro snowflake__create_route_functions() -%}
+{%- set missing = dbrouter.snowflake_missing_marts(['kb_document_embeddings', 'kb_routing_calibration', 'kb_column_phrases', 'kb_table_reachability']) -%}
+{%- if missing -%}
+  {%- do log("dbrouter: route functions not created in " ~ dbrouter.snowflake_kb_schema() ~ ": marts " ~ (missing | join(', ')) ~ " are not built (build the whole project)", info=True) -%}
+select 'route functions not created: marts missing' as dbrouter_note
+{%- else -%}
+{{ dbrouter.snowflake_route_functions_ddl() }}
+{%- endif -%}
 {%- endmacro %}

@@ -14,7 +14,7 @@
 {%- endmacro %}
 
 {% macro default__retrieve_columns_function() -%}
-  {{ exceptions.raise_compiler_error("retrieve_columns_function: adapter " ~ adapter.type() ~ " is not supported yet (argument: none); DuckDB is supported") }}
+  {{ exceptions.raise_compiler_error("retrieve_columns_function: adapter " ~ adapter.type() ~ " is not supported yet (argument: none); DuckDB and Snowflake are supported") }}
 {%- endmacro %}
 
 {#- DuckDB: list_contains over the lower-cased exclusion list keeps the macro one statement;
@@ -43,4 +43,44 @@ from scored
 where not isnan(sim)
 order by sim desc, table_name, column_name
 limit greatest(coalesce(k, 10), 0)
+{%- endmacro %}
+
+{#- Snowflake: a SQL UDTF; the exclusion list is an ARRAY of 'table.column' names compared
+    lower-cased (ARRAY_CONTAINS over a lower-cased copy), and LIMIT takes no expression, so the
+    rank is filtered. -#}
+{% macro snowflake__retrieve_columns_function() -%}
+create or replace function {{ dbrouter.snowflake_kb_schema() }}.retrieve_columns(question varchar, db varchar, k number default 10, exclude array default array_construct())
+returns table (rank integer, db_id varchar, table_name varchar, column_name varchar, data_type varchar,
+    is_primary_key boolean, is_foreign_key boolean, references_text varchar, column_description varchar,
+    value_description varchar, sample_values array, score double)
+language sql
+as $$
+with q as (
+    select {{ dbrouter.embed_sql("left(question, " ~ (dbrouter.get_var('dbrouter__max_question_chars') | int) ~ ")") }} as v,
+        '{{ dbrouter.embedder_label() }}' as model
+    where nullif(trim(question), '') is not null
+),
+excluded as (
+    select lower(f.value::varchar) as name from table(flatten(input => coalesce(exclude, array_construct()))) as f
+),
+scored as (
+    select c.db_id, c.table_name, c.column_name, c.data_type, c.is_primary_key, c.is_foreign_key, c.references_text,
+        c.column_description, c.value_description, c.sample_values,
+        {{ dbrouter.cosine_similarity('d.embedding', 'q.v') }} as sim
+    from {{ dbrouter.kb_relation('kb_columns') }} as c
+    join {{ dbrouter.kb_relation('kb_document_embeddings') }} as d on d.document_id = 'column:' || c.column_key
+    cross join q
+    where c.db_id = db and d.embedding_model = q.model and q.v is not null
+      and lower(c.table_name || '.' || c.column_name) not in (select name from excluded)
+),
+ranked as (
+    select *, cast(row_number() over (order by sim desc, table_name, column_name) as integer) as rank
+    from scored
+    where sim <> 'NaN'::float
+)
+select rank, db_id, table_name, column_name, data_type, is_primary_key, is_foreign_key, references_text,
+    column_description, value_description, sample_values, round(cast(sim as double), 4) as score
+from ranked
+where rank <= greatest(coalesce(k, 10), 0)
+$$
 {%- endmacro %}

@@ -12,7 +12,7 @@
 {%- endmacro %}
 
 {% macro default__retrieve_examples_function() -%}
-  {{ exceptions.raise_compiler_error("retrieve_examples_function: adapter " ~ adapter.type() ~ " is not supported yet (argument: none); DuckDB is supported") }}
+  {{ exceptions.raise_compiler_error("retrieve_examples_function: adapter " ~ adapter.type() ~ " is not supported yet (argument: none); DuckDB and Snowflake are supported") }}
 {%- endmacro %}
 
 {#- DuckDB: list functions give the word Jaccard of the expanded stage in one expression. -#}
@@ -87,4 +87,88 @@ from best as b
 join ex on ex.example_id = b.example_id
 order by b.score desc, b.example_id
 limit greatest(coalesce(k, 3), 1)
+{%- endmacro %}
+
+{#- Snowflake: a SQL UDTF; the word Jaccard of the expanded stage uses SPLIT, ARRAY_DISTINCT,
+    ARRAY_INTERSECTION and ARRAY_CAT; questions are embedded by embed_sql and vectors matched by
+    the build's label; LIMIT takes no expression, so the rank is filtered. -#}
+{% macro snowflake__retrieve_examples_function() -%}
+create or replace function {{ dbrouter.snowflake_kb_schema() }}.retrieve_examples(question varchar, db varchar, k number default 3)
+returns table (rank integer, stage varchar, db_id varchar, example_id varchar, question varchar, sql_text varchar,
+    tables_used array, score double, threshold double)
+language sql
+as $$
+with q as (
+    select
+        question as q_text,
+        lower(trim(question)) as q_exact,
+        dbrouter_normalize_question(left(question, {{ dbrouter.get_var('dbrouter__max_question_chars') | int }})) as q_norm
+    where nullif(trim(question), '') is not null
+),
+vec as (
+    select q.*, {{ dbrouter.embed_sql('q_text') }} as v_i, {{ dbrouter.embed_sql('q_norm') }} as v_n,
+        '{{ dbrouter.embedder_label() }}' as model
+    from q
+),
+th as (
+    select * from {{ dbrouter.kb_relation('kb_example_thresholds') }}
+),
+ex as (
+    select * from {{ dbrouter.kb_relation('kb_examples') }} where db is null or db_id = db
+),
+d as (
+    select e.source_id as example_id, e.doc_kind, e.embedding
+    from {{ dbrouter.kb_relation('kb_document_embeddings') }} as e, vec
+    where e.doc_kind like 'example%' and (db is null or e.db_id = db) and e.embedding_model = vec.model
+),
+sims as (
+    select
+        d.example_id,
+        max(case when d.doc_kind = 'example_normalized' then {{ dbrouter.cosine_similarity('d.embedding', 'vec.v_n') }} end) as s_norm,
+        max(case when d.doc_kind in ('example', 'example_normalized', 'example_main_clause', 'example_paraphrase')
+                 then {{ dbrouter.cosine_similarity('d.embedding', 'vec.v_n') }} end) as s_norm_any,
+        max(greatest({{ dbrouter.cosine_similarity('d.embedding', 'vec.v_i') }},
+                     {{ dbrouter.cosine_similarity('d.embedding', 'vec.v_n') }})) as s_any
+    from d, vec
+    group by d.example_id
+),
+candidates as (
+    select 1 as stage, 'exact' as stage_name, ex.example_id, 1.0 as score, 1.0 as threshold
+    from ex, vec where lower(trim(ex.question)) = vec.q_exact
+    union all
+    select 2, 'normalized', s.example_id, s.s_norm, th.normalized_threshold
+    from sims as s, th where s.s_norm >= th.normalized_threshold
+    union all
+    select 3, 'main_clause', s.example_id, s.s_norm_any, th.main_clause_threshold
+    from sims as s, th where s.s_norm_any >= th.main_clause_threshold
+    union all
+    select 4, 'expanded', s.example_id,
+        0.5 * s.s_any + 0.5 * (
+            array_size(array_intersection(array_distinct(split(vec.q_norm, ' ')), array_distinct(split(ex.normalized_question, ' '))))
+            / greatest(array_size(array_distinct(array_cat(split(vec.q_norm, ' '), split(ex.normalized_question, ' ')))), 1)),
+        th.expanded_threshold
+    from sims as s
+    join ex on ex.example_id = s.example_id
+    cross join vec
+    cross join th
+    where s.s_any >= th.expanded_threshold
+),
+first_stage as (
+    select * from candidates where stage = (select min(stage) from candidates)
+),
+best as (
+    select example_id, max(stage) as stage, any_value(stage_name) as stage_name, max(score) as score, max(threshold) as threshold
+    from first_stage group by example_id
+),
+ranked as (
+    select b.*, cast(row_number() over (order by b.score desc, b.example_id) as integer) as rank
+    from best as b
+)
+select
+    r.rank, r.stage_name as stage, ex.db_id, r.example_id, ex.question, ex.sql_text, ex.tables_used,
+    round(cast(r.score as double), 4) as score, round(cast(r.threshold as double), 4) as threshold
+from ranked as r
+join ex on ex.example_id = r.example_id
+where r.rank <= greatest(coalesce(k, 3), 1)
+$$
 {%- endmacro %}

@@ -12,7 +12,7 @@
 {%- endmacro %}
 
 {% macro default__retrieve_statements_function() -%}
-  {{ exceptions.raise_compiler_error("retrieve_statements_function: adapter " ~ adapter.type() ~ " is not supported yet (argument: none); DuckDB is supported") }}
+  {{ exceptions.raise_compiler_error("retrieve_statements_function: adapter " ~ adapter.type() ~ " is not supported yet (argument: none); DuckDB and Snowflake are supported") }}
 {%- endmacro %}
 
 {#- DuckDB: the sub-strings come from a list-returning Python UDF, are unnested and embedded by
@@ -58,4 +58,58 @@ from scored as sc
 join st on st.statement_id = sc.statement_id
 order by sc.score desc, st.statement_id
 limit greatest(coalesce(k, 4), 1)
+{%- endmacro %}
+
+{#- Snowflake: a SQL UDTF; the sub-strings come back from the Python UDF as an ARRAY of objects
+    opened with FLATTEN, each embedded by embed_sql; vectors are matched by the build's label;
+    LIMIT takes no expression, so the rank is filtered. -#}
+{% macro snowflake__retrieve_statements_function() -%}
+{%- set w = dbrouter.get_var('dbrouter__sbr_window') | int -%}
+create or replace function {{ dbrouter.snowflake_kb_schema() }}.retrieve_statements(question varchar, db varchar, k number default 4)
+returns table (rank integer, db_id varchar, statement_id varchar, statement_text varchar, expression varchar,
+    snippet varchar, structure_status varchar, score double, matched_text varchar)
+language sql
+as $$
+with st as (
+    select
+        ds.statement_id, ds.db_id, ds.statement_text, ds.expression, ds.snippet,
+        ds.structure_status, ds.retrieval_text, ds.retrieval_words, e.embedding
+    from {{ dbrouter.kb_relation('kb_domain_statements') }} as ds
+    join {{ dbrouter.kb_relation('kb_document_embeddings') }} as e on e.document_id = 'statement:' || ds.statement_id
+    where (db is null or ds.db_id = db) and e.embedding_model = '{{ dbrouter.embedder_label() }}'
+),
+bounds as (
+    select greatest(min(retrieval_words) - {{ w }}, 1) as lo, max(retrieval_words) + {{ w }} as hi from st
+),
+subs as (
+    select f.value:text::varchar as sub_text, f.value:n_words::integer as n_words
+    from bounds,
+        lateral flatten(input => dbrouter_substrings(
+            dbrouter_canonicalize(left(question, {{ dbrouter.get_var('dbrouter__max_question_chars') | int }})), bounds.lo, bounds.hi)) as f
+    where bounds.lo is not null
+),
+sub_vectors as (
+    select sub_text, n_words, {{ dbrouter.embed_sql('sub_text') }} as v from subs
+),
+pairs as (
+    select st.statement_id, sv.sub_text, {{ dbrouter.cosine_similarity('st.embedding', 'sv.v') }} as sim
+    from st
+    join sub_vectors as sv on abs(sv.n_words - st.retrieval_words) <= {{ w }}
+),
+scored as (
+    select statement_id, max(sim) as score, max_by(sub_text, sim) as matched_text
+    from pairs
+    group by statement_id
+),
+ranked as (
+    select sc.*, cast(row_number() over (order by sc.score desc, sc.statement_id) as integer) as rank
+    from scored as sc
+)
+select
+    r.rank, st.db_id, st.statement_id, st.statement_text, st.expression, st.snippet, st.structure_status,
+    round(cast(r.score as double), 4) as score, r.matched_text
+from ranked as r
+join st on st.statement_id = r.statement_id
+where r.rank <= greatest(coalesce(k, 4), 1)
+$$
 {%- endmacro %}

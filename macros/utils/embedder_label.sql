@@ -36,3 +36,15 @@
 {%- endif -%}
 {{ return(name) }}
 {%- endmacro %}
+
+{#- Snowflake: a Cortex embedder is named by its function and model (no UDF to ask); the Python
+    UDF embedder answers dbrouter_embedder() like the DuckDB plugin does. -#}
+{% macro snowflake__embedder_label() -%}
+{%- set kind = dbrouter.snowflake_embedder() -%}
+{%- if kind != 'python_udf' -%}
+  {{ return(dbrouter._checked_embedder_label('cortex:' ~ dbrouter.snowflake_cortex_model())) }}
+{%- endif -%}
+{%- if not execute -%}{{ return('') }}{%- endif -%}
+{%- set name = run_query("select dbrouter_embedder()").columns[0].values()[0] -%}
+{{ return(dbrouter._checked_embedder_label(name)) }}
+{%- endmacro %}

@@ -34,6 +34,11 @@
     'dbrouter__max_hops': 6,
     'dbrouter__sbr_window': 2,
     'dbrouter__max_question_chars': 2000,
+    'dbrouter__snowflake_embedder': 'cortex_768',
+    'dbrouter__snowflake_cortex_model': none,
+    'dbrouter__snowflake_python_embedder': 'minilm',
+    'dbrouter__snowflake_stage': 'dbrouter_stage',
+    'dbrouter__snowflake_component_hops': 20,
 } -%}
 {%- if name not in defaults -%}
   {{ exceptions.raise_compiler_error("get_var: adapter " ~ adapter.type() ~ ", argument name '" ~ name ~ "' is not a dbrouter var (known: " ~ defaults.keys() | sort | join(', ') ~ ")") }}

@@ -2,6 +2,6 @@
 -- structuring and example-description UDFs.
 select
     db_id,
-    cast(to_json(list([table_name, column_name, column_label] order by table_name, ordinal_position)) as varchar) as schema_json
+    {{ dbrouter.json_array_agg(dbrouter.array_literal(['table_name', 'column_name', 'column_label']), 'table_name, ordinal_position') }} as schema_json
 from {{ ref('int_columns_keyed') }}
 group by 1

@@ -32,7 +32,7 @@ column_docs as (
         || case when is_foreign_key then ' | foreign key to ' || references_text else '' end
         || coalesce(' | description: ' || column_description, '')
         || coalesce(' | values: ' || value_description, '')
-        || case when len(sample_values) > 0 then ' | examples: ' || array_to_string(sample_values, ', ') else '' end
+        || case when {{ dbrouter.array_size('sample_values') }} > 0 then ' | examples: ' || array_to_string(sample_values, ', ') else '' end
         as document_text,
         column_key as source_id
     from cols
@@ -67,7 +67,7 @@ database_docs as (
         cast(null as varchar) as table_name,
         cast(null as varchar) as column_name,
         d.db_id as doc_label,
-        'database ' || d.db_id || ' (' || regexp_replace(d.db_id, '[_\W]+', ' ', 'g') || ')'
+        'database ' || d.db_id || ' (' || {{ dbrouter.regexp_replace_all('d.db_id', '[_\\W]+', ' ') }} || ')'
         || coalesce(': ' || d.database_description, '')
         || ' | tables: ' || coalesce(dt.tables_text, '')
         as document_text,
@@ -87,11 +87,10 @@ example_descriptor_docs as (
     from {{ ref('int_examples_described') }} where nullif(main_clause, '') is not null
     union all
     select 'example_entities', example_id, db_id, null, null, sql_text, array_to_string(requested_entities, '; '), example_id
-    from {{ ref('int_examples_described') }} where len(requested_entities) > 0
+    from {{ ref('int_examples_described') }} where {{ dbrouter.array_size('requested_entities') }} > 0
     union all
-    select 'example_paraphrase', example_id || '#' || cast(p.i as varchar), db_id, null, null, sql_text, p.text, example_id
-    from {{ ref('int_examples_described') }},
-         lateral (select unnest(paraphrases) as text, generate_subscripts(paraphrases, 1) as i) as p
+    select 'example_paraphrase', example_id || '#' || cast(element_index as varchar), db_id, null, null, sql_text, element, example_id
+    from ({{ dbrouter.unnest_indexed(ref('int_examples_described'), 'paraphrases', ['example_id', 'db_id', 'sql_text']) }}) as p
 ),
 statement_docs as (
     -- the canonical expression (text part) is embedded: it is what sub-string retrieval matches

@@ -21,7 +21,7 @@ select
     coalesce(llm.normalized_question, {{ dbrouter.json_get('r.j', 'normalized_question') }}) as normalized_question,
     coalesce(llm.main_clause, {{ dbrouter.json_get('r.j', 'main_clause') }}) as main_clause,
     coalesce(llm.requested_entities, {{ dbrouter.json_get_list('r.j', 'requested_entities') }}) as requested_entities,
-    coalesce(llm.paraphrases, cast([] as varchar[])) as paraphrases,
+    coalesce(llm.paraphrases, {{ dbrouter.array_literal([]) }}) as paraphrases,
     {{ dbrouter.json_get_list('r.j', 'tables') }} as tables_used,
     {{ dbrouter.json_get_list('r.j', 'columns') }} as columns_used,
     cast({{ dbrouter.json_get('r.j', 'sql_parsed') }} as boolean) as sql_parsed

@@ -17,7 +17,7 @@
 {%- endmacro %}
 
 {% macro default__route_map_by_embedding_step(question) -%}
-  {{ exceptions.raise_compiler_error("route_map_by_embedding_step: adapter " ~ adapter.type() ~ " is not supported yet (argument question: " ~ question ~ "); DuckDB is supported") }}
+  {{ exceptions.raise_compiler_error("route_map_by_embedding_step: adapter " ~ adapter.type() ~ " is not supported yet (argument question: " ~ question ~ "); DuckDB and Snowflake are supported") }}
 {%- endmacro %}
 
 {#- DuckDB: the question's spans come from a list-returning UDF and are unnested; exact matches
@@ -57,6 +57,58 @@ span_mappings as (
     )
     where similarity >= {{ dbrouter.get_var('dbrouter__phrase_threshold') | float }}
     group by all
+),
+{{ dbrouter.route_mapping_contract('span_words', 'span_mappings') }}
+{%- endmacro %}
+
+{#- Snowflake: the spans and content words come back from the Python UDFs as ARRAYs and are
+    opened with LATERAL FLATTEN; list_has_all(a, b) is "ARRAY_EXCEPT(b, a) is empty"; NaN (a span
+    with no known token) counts as no match, as on DuckDB. Ties of the best span pick the longer
+    span text (MAX_BY is not deterministic on ties, ROW_NUMBER is). -#}
+{% macro snowflake__route_map_by_embedding_step(question) -%}
+{%- set maxc = dbrouter.get_var('dbrouter__max_question_chars') | int -%}
+words as (
+    select coalesce(dbrouter_content_words(left(cast({{ question }} as varchar), {{ maxc }})), array_construct()) as w
+),
+spans as (
+    select s.value:span::varchar as span, s.value:words as word_idx,
+        split(s.value:span::varchar, ' ') as toks,
+        {{ dbrouter.embed_phrase_sql("s.value:span::varchar") }} as v
+    from table(flatten(input => dbrouter_question_spans(left(cast({{ question }} as varchar), {{ maxc }}),
+        {{ dbrouter.get_var('dbrouter__phrase_max_words') | int }}))) as s
+),
+span_words as (
+    select c.db_id, cast(f.index as integer) as word_index, f.value::varchar as phrase
+    from candidates as c, words, lateral flatten(input => words.w) as f
+),
+span_hits as (
+    select c.db_id, sp.span, sp.word_idx, c.table_name, c.column_name, c.component, c.declared_component,
+        array_size(array_except(sp.toks, c.label_tokens)) = 0 or array_size(array_except(sp.toks, c.value_tokens)) = 0 as is_exact,
+        {{ dbrouter.cosine_similarity('c.embedding', 'sp.v') }} as cos
+    from candidates as cand
+    join {{ dbrouter.kb_relation('kb_column_phrases') }} as c
+      on c.db_id = cand.db_id and c.phrase_model = '{{ dbrouter.embedder_label() }}'
+    cross join spans as sp
+),
+span_words_hit as (
+    select h.db_id, cast(w.value as integer) as word_index, h.table_name, h.column_name, h.component,
+        h.declared_component, h.span, h.is_exact,
+        case when h.is_exact then 1.0 when h.cos = 'NaN'::float then null else h.cos end as similarity
+    from span_hits as h, lateral flatten(input => h.word_idx) as w
+),
+span_mappings as (
+    select db_id, word_index, table_name, column_name, component, declared_component,
+        best_similarity as similarity, span, any_exact as is_exact
+    from (
+        select *,
+            max(similarity) over (partition by db_id, word_index, table_name, column_name) as best_similarity,
+            boolor_agg(is_exact) over (partition by db_id, word_index, table_name, column_name) as any_exact,
+            row_number() over (partition by db_id, word_index, table_name, column_name
+                               order by similarity desc, span desc) as rn
+        from span_words_hit
+        where similarity >= {{ dbrouter.get_var('dbrouter__phrase_threshold') | float }}
+    )
+    where rn = 1
 ),
 {{ dbrouter.route_mapping_contract('span_words', 'span_mappings') }}
 {%- endmacro %}

@@ -20,7 +20,7 @@
 {%- endmacro %}
 
 {% macro default__route_map_from_json_step(mappings) -%}
-  {{ exceptions.raise_compiler_error("route_map_from_json_step: adapter " ~ adapter.type() ~ " is not supported yet (argument mappings: " ~ mappings ~ "); DuckDB is supported") }}
+  {{ exceptions.raise_compiler_error("route_map_from_json_step: adapter " ~ adapter.type() ~ " is not supported yet (argument mappings: " ~ mappings ~ "); DuckDB and Snowflake are supported") }}
 {%- endmacro %}
 
 {#- DuckDB: from_json with a structure string turns the array into typed rows in one call. A
@@ -60,6 +60,46 @@ given_mappings as (
     join {{ dbrouter.kb_relation('kb_column_phrases') }} as c
       on c.db_id = g.db_id and lower(c.table_name) = lower(g.table_name) and lower(c.column_name) = lower(g.column_name)
      and c.phrase_model = dbrouter_embedder()
+),
+{{ dbrouter.route_mapping_contract('given_words', 'given_mappings') }}
+{%- endmacro %}
+
+{#- Snowflake: the JSON array is parsed with PARSE_JSON and opened with FLATTEN (a VARIANT per
+    mapping); NaN cosines count 0 as on DuckDB. -#}
+{% macro snowflake__route_map_from_json_step(mappings) -%}
+given as (
+    select m.value:db_id::varchar as db_id, m.value:phrase::varchar as phrase,
+        m.value:table_name::varchar as table_name, m.value:column_name::varchar as column_name
+    from table(flatten(input => parse_json(coalesce({{ mappings }}, '[]')))) as m
+    where m.value:phrase::varchar is not null and trim(m.value:phrase::varchar) <> ''
+),
+given_phrases as (
+    select distinct g.db_id, lower(trim(g.phrase)) as phrase
+    from given as g join candidates as c on c.db_id = g.db_id
+),
+given_words as (
+    select db_id, cast(dense_rank() over (partition by db_id order by phrase) - 1 as integer) as word_index, phrase
+    from (
+        select db_id, phrase from given_phrases
+        union
+        select c.db_id, gp.phrase
+        from candidates as c cross join given_phrases as gp
+        where not exists (select 1 from given_phrases as own where own.db_id = c.db_id)
+    )
+),
+phrase_vectors as (
+    select phrase, {{ dbrouter.embed_phrase_sql('phrase') }} as v from (select distinct phrase from given_phrases)
+),
+given_mappings as (
+    select gw.db_id, gw.word_index, c.table_name, c.column_name, c.component, c.declared_component,
+        coalesce(nullif({{ dbrouter.cosine_similarity('c.embedding', 'pv.v') }}, 'NaN'::float), 0) as similarity,
+        gw.phrase as span, false as is_exact
+    from given as g
+    join given_words as gw on gw.db_id = g.db_id and gw.phrase = lower(trim(g.phrase))
+    join phrase_vectors as pv on pv.phrase = gw.phrase
+    join {{ dbrouter.kb_relation('kb_column_phrases') }} as c
+      on c.db_id = g.db_id and lower(c.table_name) = lower(g.table_name) and lower(c.column_name) = lower(g.column_name)
+     and c.phrase_model = '{{ dbrouter.embedder_label() }}'
 ),
 {{ dbrouter.route_mapping_contract('given_words', 'given_mappings') }}
 {%- endmacro %}

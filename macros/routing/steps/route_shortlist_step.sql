@@ -19,7 +19,7 @@
 {%- endmacro %}
 
 {% macro default__route_shortlist_step(question, depth) -%}
-  {{ exceptions.raise_compiler_error("route_shortlist_step: adapter " ~ adapter.type() ~ " is not supported yet (argument question: " ~ question ~ "); DuckDB is supported") }}
+  {{ exceptions.raise_compiler_error("route_shortlist_step: adapter " ~ adapter.type() ~ " is not supported yet (argument question: " ~ question ~ "); DuckDB and Snowflake are supported") }}
 {%- endmacro %}
 
 {#- DuckDB: list_avg(max(x, n)) averages the top n per group in one pass, and `materialized`
@@ -62,6 +62,57 @@ shortlist as materialized (
     from fused
 ),
 candidates as materialized (
+    select db_id, score, shortlist_rank from shortlist
+    where shortlist_rank <= greatest(coalesce({{ depth }}, {{ dbrouter.get_var('dbrouter__shortlist_k') | int }}), 1)
+)
+{%- endmacro %}
+
+{#- Snowflake: no list_avg(max(x, n)), FILTER or tuple arg_max, so the top-n means and the top
+    labels come from one ROW_NUMBER per (database, kind); ties pick the larger label, as the
+    DuckDB arg_max over (sim, label) does. The question is embedded by embed_sql (Cortex or the
+    Python UDF) and compared with VECTOR_COSINE_SIMILARITY; vectors are matched by the label
+    embedder_label() gives at build time. No `materialized` CTE hint exists: Snowflake decides. -#}
+{% macro snowflake__route_shortlist_step(question, depth) -%}
+{%- set w_ex = dbrouter.get_var('dbrouter__weight_example') | float -%}
+q as (
+    select {{ dbrouter.embed_sql("left(cast(" ~ question ~ " as varchar), " ~ (dbrouter.get_var('dbrouter__max_question_chars') | int) ~ ")") }} as v,
+        '{{ dbrouter.embedder_label() }}' as model
+),
+hits as (
+    select d.db_id, d.doc_kind, d.doc_label, {{ dbrouter.cosine_similarity('d.embedding', 'q.v') }} as sim
+    from {{ dbrouter.kb_relation('kb_document_embeddings') }} as d, q
+    where q.v is not null and d.embedding_model = q.model
+      and d.doc_kind in ('database', 'table', 'column', 'example')
+),
+ranked_hits as (
+    select *, row_number() over (partition by db_id, doc_kind order by sim desc, doc_label desc) as rn
+    from hits
+),
+per_db as (
+    select
+        db_id,
+        max(case when doc_kind = 'database' then sim end) as s_database,
+        avg(case when doc_kind = 'table' and rn <= {{ dbrouter.get_var('dbrouter__top_tables') | int }} then sim end) as s_table,
+        avg(case when doc_kind = 'column' and rn <= {{ dbrouter.get_var('dbrouter__top_columns') | int }} then sim end) as s_column,
+        max(case when doc_kind = 'example' then sim end) as s_example,
+        max(case when doc_kind = 'table' and rn = 1 then doc_label end) as top_table,
+        max(case when doc_kind = 'column' and rn = 1 then doc_label end) as top_column,
+        max(case when doc_kind = 'example' and rn = 1 then doc_label end) as top_example_sql
+    from ranked_hits
+    group by db_id
+),
+fused as (
+    select *,
+        (s_schema + {{ w_ex }} * coalesce(s_example, s_schema + (select coalesce(max(example_gap), 0)
+            from {{ dbrouter.kb_relation('kb_routing_calibration') }})))
+        / {{ 1.0 + w_ex }} as score
+    from (select *, {{ dbrouter.schema_score('s_database', 's_table', 's_column') }} as s_schema from per_db)
+),
+shortlist as (
+    select *, cast(row_number() over (order by score desc, db_id) as integer) as shortlist_rank
+    from fused
+),
+candidates as (
     select db_id, score, shortlist_rank from shortlist
     where shortlist_rank <= greatest(coalesce({{ depth }}, {{ dbrouter.get_var('dbrouter__shortlist_k') | int }}), 1)
 )

@@ -9,7 +9,7 @@ with labelled as (
         c.table_name,
         c.column_name,
         coalesce(nullif(t.table_label, ''), c.table_name) || ' ' || coalesce(nullif(c.column_label, ''), c.column_name) as phrase_text,
-        dbrouter_label_tokens([c.table_name, t.table_label, c.column_name, c.column_label]) as label_tokens,
+        dbrouter_label_tokens({{ dbrouter.array_literal(['c.table_name', 't.table_label', 'c.column_name', 'c.column_label']) }}) as label_tokens,
         dbrouter_label_tokens(c.sample_values) as value_tokens,
         p.component,
         p.declared_component
@@ -17,5 +17,5 @@ with labelled as (
     join {{ ref('kb_tables') }} as t on t.table_key = c.table_key
     join {{ ref('kb_table_components') }} as p on p.table_key = c.table_key
 )
-select *, dbrouter_embedder() as phrase_model, embed_phrase(phrase_text) as embedding
+select *, '{{ dbrouter.embedder_label() }}' as phrase_model, {{ dbrouter.embed_phrase_sql('phrase_text') }} as embedding
 from labelled

@@ -1,5 +1,5 @@
 -- Current documents joined to their cached vectors: what routing searches.
-{% if execute %}
+{% if execute and flags.WHICH in ('run', 'build') %}
   {% set embedded = run_query("select count(*) from " ~ ref('kb_embedding_cache') ~ " where invocation_id = '" ~ invocation_id ~ "'") %}
   {% do log("dbrouter: embedded " ~ embedded.columns[0].values()[0] ~ " new or changed documents in this build", info=True) %}
 {% endif %}

@@ -20,7 +20,7 @@ with docs as (
 select
     content_hash,
     '{{ dbrouter.embedder_label() }}' as embedding_model,
-    embed(document_text) as embedding,
+    {{ dbrouter.embed_sql('document_text') }} as embedding,
     current_timestamp as embedded_at,
     '{{ invocation_id }}' as invocation_id
 from todo

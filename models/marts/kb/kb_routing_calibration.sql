@@ -23,9 +23,9 @@ schema_scores as (
     select
         document_id,
         {{ dbrouter.schema_score(
-            "max(sim) filter (where doc_kind = 'database')",
-            "avg(sim) filter (where doc_kind = 'table' and rn <= " ~ var('dbrouter__top_tables') ~ ")",
-            "avg(sim) filter (where doc_kind = 'column' and rn <= " ~ var('dbrouter__top_columns') ~ ")") }} as s_schema
+            "max(case when doc_kind = 'database' then sim end)",
+            "avg(case when doc_kind = 'table' and rn <= " ~ var('dbrouter__top_tables') ~ " then sim end)",
+            "avg(case when doc_kind = 'column' and rn <= " ~ var('dbrouter__top_columns') ~ " then sim end)") }} as s_schema
     from ranked
     group by 1
 ),
