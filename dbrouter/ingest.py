@@ -194,6 +194,11 @@ def read_source_databases(config: SourcesConfig, progress: Callable[[str], None]
                 found = [read_sqlite(spec, db_id, config.sample_values, config.sample_value_chars)]
             elif spec.type == "duckdb":
                 found = [read_duckdb(spec, db_id, config.sample_values, config.sample_value_chars)]
+            elif spec.type == "url":
+                from dbrouter.servers import read_server
+
+                found, bad = read_server(spec.server, config.sample_values, config.sample_value_chars, progress)
+                issues.extend(bad)
             elif spec.type == "snowflake":
                 from dbrouter.snowflake_source import read_snowflake
 

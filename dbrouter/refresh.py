@@ -190,6 +190,28 @@ def fingerprint_snowflake(spec: SourceSpec, db_id: str) -> str:
     return _digest(["snowflake", tables, keys])
 
 
+def fingerprint_server(spec: SourceSpec) -> tuple[dict[str, str], dict[str, str]]:
+    """Hashes of the databases a `url` source names: tables/views, comments, columns, types, keys
+    (no rows read: sampling off).
+
+    Args:
+        spec: the declared source.
+
+    Returns:
+        ``({db_id: hash}, {db_id: problem})``.
+    """
+    from dbrouter.servers import read_server
+
+    snaps, issues = read_server(spec.server, 0, 0)
+    found = {}
+    for snap in snaps:
+        tables = [[t.name, t.kind, t.description,
+                   [[c.name, c.data_type, c.is_primary_key, c.description] for c in t.columns]] for t in snap.tables]
+        keys = sorted([fk.table, fk.column, fk.ref_table, fk.ref_column or ""] for fk in snap.foreign_keys)
+        found[snap.db_id] = _digest(["url", tables, keys])
+    return found, {i.db_id: i.message for i in issues if i.severity == "error"}
+
+
 def _file_digest(path: Path) -> str:
     """Hash of a file's bytes, or a marker when it is missing or unreadable."""
     try:
@@ -233,6 +255,8 @@ def _fingerprint_spec(spec: SourceSpec) -> tuple[dict[str, str], dict[str, str]]
             return fingerprint_schema_json(spec)
         if spec.type == "snowflake":
             return {db_id: fingerprint_snowflake(spec, db_id)}, {}
+        if spec.type == "url":
+            return fingerprint_server(spec)
         reader = fingerprint_sqlite if spec.type == "sqlite" else fingerprint_duckdb
         return {db_id: reader(spec.path)}, {}
     except SourceError as exc:

@@ -15,11 +15,11 @@ from __future__ import annotations
 import os
 import re
 import urllib.parse
-from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from typing import Any, Callable
 
 from dbrouter.errors import SourceError
+from dbrouter.sources import ServerSource
 from dbrouter.introspect import ColumnInfo, DatabaseSnapshot, ForeignKey, Issue, TableInfo, _sample_text, label_of
 
 ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -35,34 +35,6 @@ SESSION_GUARDS: dict[str, tuple[str, ...]] = {
                 f"SET SESSION max_statement_time = {STATEMENT_TIMEOUT_MS / 1000:g}"),
 }
 SYSTEM_SCHEMAS = {"information_schema", "pg_catalog", "pg_toast", "mysql", "performance_schema", "sys"}
-
-
-@dataclass(frozen=True)
-class ServerSource:
-    """One `type: url` entry of the sources file.
-
-    Attributes:
-        url: SQLAlchemy URL as written, possibly with ``${ENV}`` references.
-        id: database id (default: the URL's database name); with several ``databases`` or
-            ``per_schema``, the ids are ``<id>_<name>`` (or the names when ``id`` is unset).
-        databases: read these databases of the server instead of the URL's one.
-        schemas: schemas to read (default: the connection's default schema).
-        exclude_schemas: schemas left out (glob patterns).
-        include_tables / exclude_tables: glob patterns over ``table`` or ``schema.table``.
-        per_schema: one knowledge-base database per schema instead of one per database.
-        description: description of the database(s).
-    """
-
-    url: str
-    id: str | None = None
-    databases: tuple[str, ...] = ()
-    schemas: tuple[str, ...] = ()
-    exclude_schemas: tuple[str, ...] = ()
-    include_tables: tuple[str, ...] = ()
-    exclude_tables: tuple[str, ...] = ()
-    per_schema: bool = False
-    description: str | None = None
-    env: dict[str, str] | None = field(default=None, compare=False, repr=False)  # tests: instead of os.environ
 
 
 def env_names(url: str) -> list[str]:

@@ -12,6 +12,8 @@ Format (YAML; relative paths are relative to the file)::
       - {type: sqlite, path: legacy.sqlite, exclude_tables: [tmp_import]}  # tables left out
       - {type: snowflake, id: sales, database: SALES, schemas: [PUBLIC],     # a Snowflake database;
          role: DBROUTER_READER, warehouse: XS}                              # secret from $SNOWFLAKE_PASSWORD
+      - {type: url, url: "postgresql+psycopg://reader:${PG_PASSWORD}@db.internal:5432/shop",
+         schemas: [sales, hr], exclude_tables: ["*_tmp"]}                   # any SQLAlchemy dialect
     examples:   [{path: examples.jsonl}]      # optional {db_id, question, sql} lines
     statements: [{path: statements.jsonl}]    # optional {db_id, statement} lines
 """
@@ -27,12 +29,42 @@ import yaml
 
 from dbrouter.errors import SourcesConfigError
 
-SOURCE_TYPES = ("sqlite", "duckdb", "schema_json", "snowflake")
+SOURCE_TYPES = ("sqlite", "duckdb", "schema_json", "snowflake", "url")
+URL_SETTINGS = ("url", "id", "description", "databases", "schemas", "exclude_schemas", "include_tables",
+                "exclude_tables", "per_schema")
 # Settings of a `type: snowflake` entry (no secrets: those come from the environment variables
 # named by the *_env settings; see dbrouter.snowflake_source).
 SNOWFLAKE_SETTINGS = ("database", "schemas", "account", "user", "role", "warehouse", "host", "port", "protocol",
                       "password_env", "private_key_path_env", "private_key_passphrase_env")
 SNOWFLAKE_SECRETS = ("password", "private_key", "private_key_path", "private_key_passphrase", "token")
+
+
+@dataclass(frozen=True)
+class ServerSource:
+    """One `type: url` entry of the sources file.
+
+    Attributes:
+        url: SQLAlchemy URL as written, possibly with ``${ENV}`` references.
+        id: database id (default: the URL's database name); with several ``databases`` or
+            ``per_schema``, the ids are ``<id>_<name>`` (or the names when ``id`` is unset).
+        databases: read these databases of the server instead of the URL's one.
+        schemas: schemas to read (default: the connection's default schema).
+        exclude_schemas: schemas left out (glob patterns).
+        include_tables / exclude_tables: glob patterns over ``table`` or ``schema.table``.
+        per_schema: one knowledge-base database per schema instead of one per database.
+        description: description of the database(s).
+    """
+
+    url: str
+    id: str | None = None
+    databases: tuple[str, ...] = ()
+    schemas: tuple[str, ...] = ()
+    exclude_schemas: tuple[str, ...] = ()
+    include_tables: tuple[str, ...] = ()
+    exclude_tables: tuple[str, ...] = ()
+    per_schema: bool = False
+    description: str | None = None
+    env: dict[str, str] | None = field(default=None, compare=False, repr=False)  # tests: instead of os.environ
 
 
 @dataclass(frozen=True)
@@ -45,6 +77,7 @@ class SourceSpec:
     description: str | None = None
     exclude_tables: tuple[str, ...] = ()
     snowflake: tuple[tuple[str, Any], ...] = ()  # type snowflake: its settings (no secrets)
+    server: ServerSource | None = None  # type url: the server source
 
 
 @dataclass
@@ -75,6 +108,8 @@ def _expand(entry: dict[str, Any], base: Path, where: str) -> list[SourceSpec]:
         raise SourcesConfigError(f"{where}: type must be one of {', '.join(SOURCE_TYPES)}, got {kind!r}")
     if kind == "snowflake":
         return [_snowflake_spec(entry, where)]
+    if kind == "url":
+        return [_url_spec(entry, where)]
     if ("path" in entry) == ("glob" in entry):
         raise SourcesConfigError(f"{where}: give exactly one of `path` or `glob`")
     description = _text(entry, "description", where)
@@ -121,6 +156,41 @@ def _snowflake_spec(entry: dict[str, Any], where: str) -> SourceSpec:
                      for k in SNOWFLAKE_SETTINGS if entry.get(k) is not None)
     return SourceSpec("snowflake", Path(f"snowflake:{entry['database']}"), db_id, _text(entry, "description", where),
                       tuple(exclude), settings)
+
+
+def _names(entry: dict[str, Any], key: str, where: str) -> tuple[str, ...]:
+    """``entry[key]`` as a tuple of non-empty strings (absent: empty)."""
+    value = entry.get(key) or []
+    if not isinstance(value, list) or not all(isinstance(x, str) and x for x in value):
+        raise SourcesConfigError(f"{where}: `{key}` must be a list of names, got {value!r}")
+    return tuple(value)
+
+
+def _url_spec(entry: dict[str, Any], where: str) -> SourceSpec:
+    """A ``type: url`` entry (a server database through SQLAlchemy); a literal password is refused."""
+    import re
+
+    unknown = sorted(set(entry) - set(URL_SETTINGS) - {"type"})
+    if unknown:
+        raise SourcesConfigError(f"{where}: unknown setting(s) {', '.join(unknown)} for type url; "
+                                 f"known: {', '.join(URL_SETTINGS)}")
+    url = _text(entry, "url", where, required=True)
+    userinfo = re.match(r"^[^:/]+://([^@/]*)@", url)
+    password = userinfo[1].split(":", 1)[1] if userinfo and ":" in userinfo[1] else None
+    if password is not None and not re.fullmatch(r"\$\{[A-Za-z_][A-Za-z0-9_]*\}", password):
+        raise SourcesConfigError(f"{where}: the `url` holds a password: never write secrets in the sources file; "
+                                 "put it in an environment variable and write `user:${PG_PASSWORD}@host`")
+    per_schema = entry.get("per_schema", False)
+    if not isinstance(per_schema, bool):
+        raise SourcesConfigError(f"{where}: `per_schema` must be true or false, got {per_schema!r}")
+    server = ServerSource(url=url, id=_text(entry, "id", where), databases=_names(entry, "databases", where),
+                          schemas=_names(entry, "schemas", where),
+                          exclude_schemas=_names(entry, "exclude_schemas", where),
+                          include_tables=_names(entry, "include_tables", where),
+                          exclude_tables=_names(entry, "exclude_tables", where), per_schema=per_schema,
+                          description=_text(entry, "description", where))
+    scheme = url.split("://", 1)[0]
+    return SourceSpec("url", Path(f"url:{scheme}"), server.id, server.description, (), server=server)
 
 
 def _paths(raw: Any, base: Path, key: str) -> list[Path]:

@@ -58,3 +58,25 @@ def test_sources_file_not_utf8(tmp_path):
     (tmp_path / "s.yml").write_bytes(b"# caf\xe9\ndatabases: []\n")
     with pytest.raises(SourcesConfigError, match=r"not valid UTF-8 \(byte 0xe9"):
         load_sources(tmp_path / "s.yml")
+
+
+def test_url_sources_parse_and_refuse_literal_passwords(tmp_path):
+    (tmp_path / "s.yml").write_text(
+        "databases:\n"
+        "  - {type: url, url: 'postgresql+psycopg://reader:${PG_PASSWORD}@db.internal/sales', id: sales,\n"
+        "     schemas: [public, hr], exclude_tables: ['*_tmp'], per_schema: true}\n"
+        "  - {type: url, url: 'mysql+pymysql://reader@mysql.internal', databases: [crm, billing]}\n")
+    first, second = load_sources(tmp_path / "s.yml").databases
+    assert first.type == "url" and first.id == "sales" and first.server.schemas == ("public", "hr")
+    assert first.server.exclude_tables == ("*_tmp",) and first.server.per_schema
+    assert second.server.databases == ("crm", "billing") and second.id is None
+    for body, message in [
+        ("{type: url, url: 'postgresql://reader:hunter2@h/db'}", "holds a password"),
+        ("{type: url, url: 'postgresql://h/db', password: x}", "unknown setting"),
+        ("{type: url, url: 'postgresql://h/db', per_schema: 'yes'}", "per_schema"),
+        ("{type: url, url: 'postgresql://h/db', schemas: public}", "list of names"),
+        ("{type: url}", "`url` must be a non-empty string"),
+    ]:
+        (tmp_path / "bad.yml").write_text(f"databases:\n  - {body}\n")
+        with pytest.raises(SourcesConfigError, match=message):
+            load_sources(tmp_path / "bad.yml")
