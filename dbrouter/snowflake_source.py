@@ -115,8 +115,9 @@ def read_snowflake(spec: SourceSpec, db_id: str, n_samples: int, chars: int) -> 
         where = "table_schema <> 'INFORMATION_SCHEMA'"
         if wanted:
             where += " and table_schema in (" + ", ".join(_literal(s) for s in wanted) + ")"
-        tables = _rows(cur, f"select table_schema, table_name, comment, row_count from {db}.information_schema.tables "
-                            f"where table_type = 'BASE TABLE' and {where} order by 1, 2")
+        tables = _rows(cur, "select table_schema, table_name, comment, row_count, table_type "
+                            f"from {db}.information_schema.tables "
+                            f"where table_type in ('BASE TABLE', 'VIEW') and {where} order by 1, 2")
         columns = _rows(cur, "select table_schema, table_name, column_name, ordinal_position, data_type, comment "
                              f"from {db}.information_schema.columns where {where} order by 1, 2, 4")
         schemas = sorted({t["table_schema"] for t in tables})
@@ -145,7 +146,8 @@ def read_snowflake(spec: SourceSpec, db_id: str, n_samples: int, chars: int) -> 
         for t in tables:
             name = qual(t["table_schema"], t["table_name"])
             table = TableInfo(name, label_of(t["table_name"]), description=t.get("comment") or None,
-                              row_count=t.get("row_count"))
+                              row_count=t.get("row_count"),
+                              kind="view" if str(t.get("table_type")).upper() == "VIEW" else "table")
             rel = f"{db}.{quote_ident(t['table_schema'])}.{quote_ident(t['table_name'])}"
             for col in by_table.get((t["table_schema"], t["table_name"]), []):
                 info = ColumnInfo(col["column_name"], label_of(col["column_name"]), int(col["ordinal_position"]),
