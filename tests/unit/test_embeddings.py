@@ -47,3 +47,18 @@ def test_minilm_loads_offline_and_ranks_paraphrases_higher():
                                  "What is the capacity of the largest stadium?"])
     assert q.shape == (DIM,)
     assert float(q @ para) > float(q @ other) + 0.2
+
+
+def test_heartbeat_prints_while_a_long_step_runs(capsys):
+    import time
+
+    from python_udfs.embeddings import heartbeat
+
+    with heartbeat("still working", every=0.05):
+        time.sleep(0.18)
+    lines = capsys.readouterr().err.splitlines()
+    assert 2 <= len(lines) <= 4 and all(line.startswith("still working (") and line.endswith("s so far)")
+                                        for line in lines)
+    with heartbeat("quick", every=5):
+        pass
+    assert capsys.readouterr().err == ""
