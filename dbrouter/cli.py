@@ -488,6 +488,19 @@ def cmd_eval_serve(args) -> int:
     return 0
 
 
+def cmd_eval_firstrun(args) -> int:
+    """`eval firstrun`: distillation, first build, cold `dbrouter route`, warm route_query, in fresh processes."""
+    from dbrouter.eval.firstrun import firstrun_report, run_firstrun
+    from python_udfs.embeddings import resolve_embedder_name
+
+    embedder = resolve_embedder_name(args.embedder)
+    result = run_firstrun(Path(args.sources), Path(args.workdir), embedder, args.runs, args.distill)
+    command = (f"dbrouter eval firstrun --sources {args.sources} --runs {args.runs}"
+               f"{' --distill' if args.distill else ''}{f' --embedder {args.embedder}' if args.embedder else ''}")
+    _publish(args, firstrun_report(result, command))
+    return 0
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="dbrouter", description="Route questions to the database that can answer them.")
     sub = p.add_subparsers(dest="command", required=True)
@@ -629,6 +642,16 @@ def parser() -> argparse.ArgumentParser:
     sp.add_argument("--write", default="BENCHMARKS.md", help="markdown file to record results in ('' to skip)")
     sp.add_argument("--json", action="store_true", help="print one JSON line")
     sp.set_defaults(func=cmd_eval_serve)
+    sp = evsub.add_parser("firstrun", help="what a new user waits for: distillation, first build, cold and warm "
+                          "routing, in fresh processes")
+    sp.add_argument("--sources", default="demo/sources.yml", help="sources file to build (default demo/sources.yml)")
+    sp.add_argument("--workdir", default=".dbrouter/eval/firstrun", help="scratch directory (warehouse, model cache)")
+    sp.add_argument("--runs", type=int, default=5, help="cold `dbrouter route` processes (default 5)")
+    sp.add_argument("--distill", action="store_true", help="also time the one-time distillation (empty model cache)")
+    sp.add_argument("--embedder", choices=["minilm", "m2v", "hash"], help="embedder (default $DBROUTER_EMBEDDER or minilm)")
+    sp.add_argument("--write", default="BENCHMARKS.md", help="markdown file to record results in ('' to skip)")
+    sp.add_argument("--json", action="store_true", help="print one JSON line")
+    sp.set_defaults(func=cmd_eval_firstrun)
     return p
 
 
