@@ -6,17 +6,22 @@
 
   Args:
     question: SQL expression of the question.
+    path: 'udf' (content words, spans and span vectors from the UDFs) or 'sql' (the same in SQL:
+      the [a-z0-9]+ tokens of the lower-cased question minus kb_stop_words, bare numbers and
+      1-letter words, singularised by phrases.normalize_word's rules, the first 40; spans as
+      phrases.question_spans; vectors from static_text_vectors_step).
 
   Consumes: CTE candidates (db_id) from route_shortlist_step; kb_column_phrases;
-    UDFs dbrouter_content_words(), dbrouter_question_spans(), embed_phrase(), dbrouter_embedder().
+    UDFs dbrouter_content_words(), dbrouter_question_spans(), embed_phrase(), dbrouter_embedder()
+    (path 'udf') or kb_stop_words, kb_static_pieces, kb_static_model (path 'sql').
   Produces CTEs: words, spans, span_words, span_hits, span_mappings (internal), then
     cand_words and mapped as defined by route_mapping_contract.
 -#}
-{% macro route_map_by_embedding_step(question) -%}
-  {{ return(adapter.dispatch('route_map_by_embedding_step', 'dbrouter')(question)) }}
+{% macro route_map_by_embedding_step(question, path='udf') -%}
+  {{ return(adapter.dispatch('route_map_by_embedding_step', 'dbrouter')(question, path)) }}
 {%- endmacro %}
 
-{% macro default__route_map_by_embedding_step(question) -%}
+{% macro default__route_map_by_embedding_step(question, path='udf') -%}
   {{ exceptions.raise_compiler_error("route_map_by_embedding_step: adapter " ~ adapter.type() ~ " is not supported yet (argument question: " ~ question ~ "); DuckDB is supported") }}
 {%- endmacro %}
 
@@ -24,16 +29,51 @@
     use list_has_all over the precomputed label/value tokens. A span the phrase model knows no
     token of embeds to a zero vector, whose cosine is NaN; DuckDB orders NaN above every number,
     so `NaN >= threshold` held and such a span mapped to every column: NaN counts as no match. -#}
-{% macro duckdb__route_map_by_embedding_step(question) -%}
+{% macro duckdb__route_map_by_embedding_step(question, path='udf') -%}
 {%- set maxc = var('dbrouter__max_question_chars') | int -%}
+{%- set maxw = var('dbrouter__phrase_max_words') | int -%}
+{%- if path == 'sql' %}
+words as materialized (
+    select coalesce(list_transform(list_filter(
+            regexp_extract_all(lower(left(cast({{ question }} as varchar), {{ maxc }})), '[a-z0-9]+'),
+            lambda t: length(t) >= 2 and not regexp_full_match(t, '[0-9]+') and not list_contains(sw.stop, t)),
+        lambda t: case
+            when length(t) > 4 and suffix(t, 'ies') then left(t, length(t) - 3) || 'y'
+            when length(t) > 4 and regexp_matches(t, '(ss|x|ch|sh)es$') then left(t, length(t) - 2)
+            when length(t) > 3 and suffix(t, 's') and not (suffix(t, 'ss') or suffix(t, 'us') or suffix(t, 'is'))
+                then left(t, length(t) - 1)
+            else t end)[1:40], []) as w
+    from (select list(word) as stop from {{ dbrouter.kb_relation('kb_stop_words') }}) as sw
+),
+span_list as (
+    select array_to_string(w[i + 1:i + n], ' ') as span, range(i, i + n) as idx
+    from (select w, i, unnest(range(1, {{ maxw }} + 1)) as n
+          from (select w, unnest(range(len(w))) as i from words))
+    where i + n <= len(w)
+),
+span_texts as materialized (
+    select span as text_id, span as text, list_sort(list_distinct(flatten(list(idx)))) as word_idx
+    from span_list
+    group by span
+),
+{{ dbrouter.static_text_vectors_step('span_texts', 'span_vectors') }},
+spans as materialized (
+    select st.text as span, st.word_idx, string_split(st.text, ' ') as toks, sv.v
+    from span_texts as st
+    left join span_vectors as sv on sv.text_id = st.text_id
+),
+{%- elif path == 'udf' %}
 words as materialized (
     select coalesce(dbrouter_content_words(left(cast({{ question }} as varchar), {{ maxc }})), []) as w
 ),
 spans as materialized (
     select s.span, s.words as word_idx, string_split(s.span, ' ') as toks, embed_phrase(s.span) as v
     from (select unnest(dbrouter_question_spans(left(cast({{ question }} as varchar), {{ maxc }}),
-        {{ var('dbrouter__phrase_max_words') | int }})) as s)
+        {{ maxw }})) as s)
 ),
+{%- else %}
+  {{ exceptions.raise_compiler_error("route_map_by_embedding_step: adapter " ~ adapter.type() ~ ", argument path must be 'udf' or 'sql', got " ~ path) }}
+{%- endif %}
 span_words as (
     select db_id, word_index, words.w[word_index + 1] as phrase
     from (select c.db_id, unnest(range(len(words.w))) as word_index from candidates as c, words), words
@@ -44,7 +84,7 @@ span_hits as (
         {{ dbrouter.cosine_similarity('c.embedding', 'sp.v') }} as cos
     from candidates as cand
     join {{ dbrouter.kb_relation('kb_column_phrases') }} as c
-      on c.db_id = cand.db_id and c.phrase_model = dbrouter_embedder()
+      on c.db_id = cand.db_id and c.phrase_model = {{ dbrouter._phrase_model(path) }}
     cross join spans as sp
 ),
 span_mappings as (
@@ -59,4 +99,15 @@ span_mappings as (
     group by all
 ),
 {{ dbrouter.route_mapping_contract('span_words', 'span_mappings') }}
+{%- endmacro %}
+
+{#- The kb_column_phrases.phrase_model a path compares with: the UDF's embedder name, or the
+    one the KB recorded for the pure-SQL path (kb_column_phrases holds phrase-embedder vectors,
+    which are the static model's). -#}
+{% macro _phrase_model(path) -%}
+{%- if path == 'sql' -%}
+(select embedder from {{ dbrouter.kb_relation('kb_static_model') }})
+{%- else -%}
+dbrouter_embedder()
+{%- endif -%}
 {%- endmacro %}
