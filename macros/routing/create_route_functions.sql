@@ -43,6 +43,7 @@
 {%- if sk < 1 or (var('dbrouter__phrase_max_words') | int) < 1 -%}
   {{ exceptions.raise_compiler_error("create_route_functions: adapter " ~ adapter.type() ~ ", vars dbrouter__shortlist_k and dbrouter__phrase_max_words must be >= 1, got " ~ sk ~ " / " ~ var('dbrouter__phrase_max_words')) }}
 {%- endif -%}
+{{ dbrouter.create_sql_text_functions() }};
 {%- for path in ['udf', 'sql'] %}
 {%- set with_ = 'with recursive' if path == 'sql' else 'with' %}
 create or replace macro route_shortlist_{{ path }}(question, k := 10) as table

@@ -29,7 +29,7 @@ with recursive q as (
     select
         cast(question as varchar) as q_text,
         lower(trim(cast(question as varchar))) as q_exact,
-        {{ dbrouter.normalize_question_text("left(cast(question as varchar), " ~ var('dbrouter__max_question_chars') ~ ")") }} as q_norm
+        dbrouter_sql_normalize_question(left(cast(question as varchar), {{ var('dbrouter__max_question_chars') | int }})) as q_norm
     where nullif(trim(cast(question as varchar)), '') is not null
 ),
 q_texts as (

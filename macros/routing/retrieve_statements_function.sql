@@ -44,7 +44,7 @@ bounds as (
 {%- if path == 'sql' %}
 toks as (
     select list_filter(regexp_extract_all(
-            {{ dbrouter.canonicalize_text("left(cast(question as varchar), " ~ var('dbrouter__max_question_chars') ~ ")") }},
+            dbrouter_sql_canonicalize(left(cast(question as varchar), {{ var('dbrouter__max_question_chars') | int }})),
             '[\p{L}\p{N}_''’%-]+'),
         lambda t: regexp_matches(t, '[\p{L}\p{N}_]')) as t
 ),

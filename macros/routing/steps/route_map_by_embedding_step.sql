@@ -7,13 +7,12 @@
   Args:
     question: SQL expression of the question.
     path: 'udf' (content words, spans and span vectors from the UDFs) or 'sql' (the same in SQL:
-      the [a-z0-9]+ tokens of the lower-cased question minus kb_stop_words, bare numbers and
-      1-letter words, singularised by phrases.normalize_word's rules, the first 40; spans as
-      phrases.question_spans; vectors from static_text_vectors_step).
+      dbrouter_sql_content_words, dbrouter_sql_question_spans of create_sql_text_functions, and
+      the span vectors of static_text_vectors_step).
 
   Consumes: CTE candidates (db_id) from route_shortlist_step; kb_column_phrases;
     UDFs dbrouter_content_words(), dbrouter_question_spans(), embed_phrase(), dbrouter_embedder()
-    (path 'udf') or kb_stop_words, kb_static_pieces, kb_static_model (path 'sql').
+    (path 'udf') or the dbrouter_sql_* macros, kb_static_pieces, kb_static_model (path 'sql').
   Produces CTEs: words, spans, span_words, span_hits, span_mappings (internal), then
     cand_words and mapped as defined by route_mapping_contract.
 -#}
@@ -34,27 +33,11 @@
 {%- set maxw = var('dbrouter__phrase_max_words') | int -%}
 {%- if path == 'sql' %}
 words as materialized (
-    select coalesce(list_transform(list_filter(
-            regexp_extract_all(lower(left(cast({{ question }} as varchar), {{ maxc }})), '[a-z0-9]+'),
-            lambda t: length(t) >= 2 and not regexp_full_match(t, '[0-9]+') and not list_contains(sw.stop, t)),
-        lambda t: case
-            when length(t) > 4 and suffix(t, 'ies') then left(t, length(t) - 3) || 'y'
-            when length(t) > 4 and regexp_matches(t, '(ss|x|ch|sh)es$') then left(t, length(t) - 2)
-            when length(t) > 3 and suffix(t, 's') and not (suffix(t, 'ss') or suffix(t, 'us') or suffix(t, 'is'))
-                then left(t, length(t) - 1)
-            else t end)[1:40], []) as w
-    from (select list(word) as stop from {{ dbrouter.kb_relation('kb_stop_words') }}) as sw
-),
-span_list as (
-    select array_to_string(w[i + 1:i + n], ' ') as span, range(i, i + n) as idx
-    from (select w, i, unnest(range(1, {{ maxw }} + 1)) as n
-          from (select w, unnest(range(len(w))) as i from words))
-    where i + n <= len(w)
+    select dbrouter_sql_content_words(left(cast({{ question }} as varchar), {{ maxc }})) as w
 ),
 span_texts as materialized (
-    select span as text_id, span as text, list_sort(list_distinct(flatten(list(idx)))) as word_idx
-    from span_list
-    group by span
+    select span as text_id, span as text, word_idx
+    from dbrouter_sql_question_spans(left(cast({{ question }} as varchar), {{ maxc }}))
 ),
 {{ dbrouter.static_text_vectors_step('span_texts', 'span_vectors') }},
 spans as materialized (
