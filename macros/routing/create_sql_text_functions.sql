@@ -54,7 +54,7 @@ group by span;
 create or replace macro dbrouter_sql_embed(input) as (
     with recursive texts as (select 0 as text_id, cast(input as varchar) as text),
     {{ dbrouter.static_text_vectors_step('texts', 'vectors') }}
-    select v from vectors
+    select cast(v_list as float[{{ var('dbrouter__embedding_dim') | int }}]) from vectors
 );
 
 create or replace macro dbrouter_sql_canonicalize(input) as ({{ dbrouter.canonicalize_text('input') }});

@@ -32,7 +32,7 @@ with recursive q_text as (
 ),
 {{ dbrouter.static_text_vectors_step('q_text', 'q_vec') }},
 q as materialized (
-    select v, (select static_model from {{ dbrouter.kb_relation('kb_static_model') }}) as model from q_vec
+    select cast(v_list as float[{{ var('dbrouter__embedding_dim') | int }}]) as v, (select static_model from {{ dbrouter.kb_relation('kb_static_model') }}) as model from q_vec
 ),
 {%- else %}
 with q as materialized (

@@ -39,7 +39,8 @@ q_texts as (
 ),
 {{ dbrouter.static_text_vectors_step('q_texts', 'q_static') }},
 vec as (
-    select q.*, (select v from q_static where text_id = 'i') as v_i, (select v from q_static where text_id = 'n') as v_n,
+    select q.*, cast((select v_list from q_static where text_id = 'i') as float[{{ var('dbrouter__embedding_dim') | int }}]) as v_i,
+        cast((select v_list from q_static where text_id = 'n') as float[{{ var('dbrouter__embedding_dim') | int }}]) as v_n,
         (select static_model from {{ dbrouter.kb_relation('kb_static_model') }}) as model
     from q
 ),

@@ -63,7 +63,7 @@ subs as (
 ),
 {{ dbrouter.static_text_vectors_step('subs', 'sub_static') }},
 sub_vectors as (
-    select s.text as sub_text, s.n_words, v.v from subs as s join sub_static as v on v.text_id = s.text_id
+    select s.text as sub_text, s.n_words, cast(v.v_list as float[{{ var('dbrouter__embedding_dim') | int }}]) as v from subs as s join sub_static as v on v.text_id = s.text_id
 ),
 {%- else %}
 subs as (

@@ -41,7 +41,7 @@ span_texts as materialized (
 ),
 {{ dbrouter.static_text_vectors_step('span_texts', 'span_vectors') }},
 spans as materialized (
-    select st.text as span, st.word_idx, string_split(st.text, ' ') as toks, sv.v
+    select st.text as span, st.word_idx, string_split(st.text, ' ') as toks, cast(sv.v_list as float[{{ var('dbrouter__embedding_dim') | int }}]) as v
     from span_texts as st
     left join span_vectors as sv on sv.text_id = st.text_id
 ),

@@ -55,7 +55,7 @@ phrase_texts as (
 ),
 {{ dbrouter.static_text_vectors_step('phrase_texts', 'phrase_static') }},
 phrase_vectors as (
-    select t.text_id as phrase, s.v from phrase_texts as t left join phrase_static as s on s.text_id = t.text_id
+    select t.text_id as phrase, cast(s.v_list as float[{{ var('dbrouter__embedding_dim') | int }}]) as v from phrase_texts as t left join phrase_static as s on s.text_id = t.text_id
 ),
 {%- else %}
 phrase_vectors as (

@@ -38,7 +38,7 @@ q_text as (
 ),
 {{ dbrouter.static_text_vectors_step('q_text', 'q_vec') }},
 q as materialized (
-    select (select v from q_vec) as v,
+    select cast((select v_list from q_vec) as float[{{ var('dbrouter__embedding_dim') | int }}]) as v,
         (select static_model from {{ dbrouter.kb_relation('kb_static_model') }}) as model
 ),
 {%- elif path == 'udf' %}

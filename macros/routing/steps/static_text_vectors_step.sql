@@ -18,8 +18,10 @@
 
   Consumes: kb_static_pieces, kb_static_model; the tokenizer kind of this build (static_tokenizer).
     The entry point must open its CTE list with `with recursive` (the WordPiece walk).
-  Produces CTEs: <name>_words, ... and <name> (text_id, v FLOAT[dim]): one row per text with at
-    least one known piece (a text without one has no row: its vector is NULL).
+  Produces CTEs: <name>_words, ... and <name> (text_id, v_list FLOAT[]): one row per text with at
+    least one known piece (a text without one has no row: its vector is NULL). Consumers cast
+    v_list to FLOAT[dim] themselves, after any outer join: on DuckDB 2.0 a list-to-array cast
+    inside a materialized CTE that is then left-joined fails ("Cannot cast list with length 0").
 -#}
 {% macro static_text_vectors_step(texts, name) -%}
   {{ return(adapter.dispatch('static_text_vectors_step', 'dbrouter')(texts, name)) }}
@@ -101,7 +103,7 @@
     group by text_id, d
 ),
 {{ name }} as materialized (
-    select text_id, cast(list(x order by d) as float[{{ dim }}]) as v
+    select text_id, list(x order by d) as v_list
     from {{ name }}_sums
     group by text_id
 )
