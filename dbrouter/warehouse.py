@@ -76,16 +76,35 @@ def use_route_path(con, route_path: str) -> None:
 
     Temp macros (searched before the file's) shadow ``route_query``, ``route_query_json``,
     ``route_query_ranked``, ..., ``retrieve_columns`` with ``<name>_<route_path>``; their text
-    comes from the knowledge base (``dbrouter_route_path_ddl``), so the signatures are the ones
-    the build created.
+    comes from the knowledge base (:func:`route_path_ddl`). Temp macros belong to one connection:
+    a ``cursor()`` of it does not see them and needs its own call.
 
     Args:
         con: an open connection to a built warehouse (the UDFs registered for path ``udf``).
         route_path: ``udf`` or ``sql``.
 
     Raises:
-        WarehouseError: the knowledge base predates the two paths (its plain names are the UDF
-            path) and ``sql`` was asked for, or ``route_path`` is unknown.
+        WarehouseError: see :func:`route_path_ddl`.
+    """
+    ddl = route_path_ddl(con, route_path)
+    if ddl:
+        con.execute(ddl)
+
+
+def route_path_ddl(con, route_path: str) -> str | None:
+    """The CREATE TEMP MACRO statements that give a connection ``route_path``'s entry points.
+
+    Args:
+        con: an open connection to a built warehouse.
+        route_path: ``udf`` or ``sql``.
+
+    Returns:
+        The statements (from the KB's ``dbrouter_route_path_ddl``), or None for a knowledge base
+        built before the two paths, whose plain names already are the UDF path.
+
+    Raises:
+        WarehouseError: ``route_path`` is unknown, or ``sql`` is asked of a knowledge base that
+            has no pure-SQL path.
     """
     if route_path not in ROUTE_PATHS:
         raise WarehouseError(f"unknown route path {route_path!r}: choose one of {', '.join(ROUTE_PATHS)}")
@@ -95,8 +114,8 @@ def use_route_path(con, route_path: str) -> None:
         if route_path == "sql":
             raise WarehouseError("this knowledge base has no pure-SQL route path (built by an older dbrouter): "
                                  "run `dbrouter build` again")
-        return  # built before the two paths: its plain names already are the UDF path
-    con.execute(con.execute("select dbrouter_route_path_ddl(?)", [route_path]).fetchall()[0][0])
+        return None
+    return con.execute("select dbrouter_route_path_ddl(?)", [route_path]).fetchall()[0][0]
 
 
 def kb_embedders(con) -> list[str]:
