@@ -92,7 +92,7 @@ create or replace macro route_query_json_{{ path }}(question, k := 5) as (
             when not exists (select 1 from {{ dbrouter.kb_relation('kb_static_document_embeddings') }})
                 then 'no documents embedded with the static model: run dbrouter build'
             when json_array_length(r.ranking) = 0
-                then 'no word of the question is in the static model''s vocabulary ('
+                then 'no content word of the question is in the static model''s vocabulary ('
                      || (select static_model from {{ dbrouter.kb_relation('kb_static_model') }})
                      || '): the pure-SQL path cannot embed it'
 {%- else %}

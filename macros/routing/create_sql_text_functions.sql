@@ -4,6 +4,10 @@
   the test-suite compares the two:
 
     dbrouter_sql_content_words(question)   -> VARCHAR[]   python_udfs.phrases.content_words
+    dbrouter_sql_content_text(text)        -> VARCHAR     all content words (no 40-word cap), space-
+                                              separated: the text the SQL path's static vectors
+                                              embed, for documents (kb_static_embedding_cache)
+                                              and questions alike
     dbrouter_sql_question_spans(question)  -> table (span, word_idx)   phrases.question_spans
                                               with max_words = dbrouter__phrase_max_words
     dbrouter_sql_embed(text)               -> FLOAT[dim]  direction of the phrase embedder's
@@ -20,20 +24,17 @@
   {{ exceptions.raise_compiler_error("create_sql_text_functions: adapter " ~ adapter.type() ~ " is not supported yet (argument: none); DuckDB is supported") }}
 {%- endmacro %}
 
-{#- DuckDB: list_filter/list_transform lambdas keep the content words one expression; the stop
-    words are read from kb_stop_words by a scalar subquery the lambda captures. -#}
+{#- DuckDB: the stop words are read from kb_stop_words by a subquery whose column the lambdas of
+    content_word_list capture. -#}
 {% macro duckdb__create_sql_text_functions() -%}
 {%- set maxw = var('dbrouter__phrase_max_words') | int -%}
 create or replace macro dbrouter_sql_content_words(question) as (
-    select coalesce(list_transform(list_filter(
-            regexp_extract_all(lower(cast(question as varchar)), '[a-z0-9]+'),
-            lambda t: length(t) >= 2 and not regexp_full_match(t, '[0-9]+') and not list_contains(sw.stop, t)),
-        lambda t: case
-            when length(t) > 4 and suffix(t, 'ies') then left(t, length(t) - 3) || 'y'
-            when length(t) > 4 and regexp_matches(t, '(ss|x|ch|sh)es$') then left(t, length(t) - 2)
-            when length(t) > 3 and suffix(t, 's') and not (suffix(t, 'ss') or suffix(t, 'us') or suffix(t, 'is'))
-                then left(t, length(t) - 1)
-            else t end)[1:40], [])
+    select coalesce({{ dbrouter.content_word_list('question', 'sw.stop') }}[1:40], [])
+    from (select list(word) as stop from {{ dbrouter.kb_relation('kb_stop_words') }}) as sw
+);
+
+create or replace macro dbrouter_sql_content_text(input) as (
+    select array_to_string({{ dbrouter.content_word_list('input', 'sw.stop') }}, ' ')
     from (select list(word) as stop from {{ dbrouter.kb_relation('kb_stop_words') }}) as sw
 );
 

@@ -28,11 +28,11 @@
 create or replace macro retrieve_columns_{{ path }}(question, db, k := 10, exclude := []) as table
 {%- if path == 'sql' %}
 with recursive q_text as (
-    select 0 as text_id, left(cast(question as varchar), {{ var('dbrouter__max_question_chars') | int }}) as text
+    select 0 as text_id, dbrouter_sql_content_text(left(cast(question as varchar), {{ var('dbrouter__max_question_chars') | int }})) as text
 ),
 {{ dbrouter.static_text_vectors_step('q_text', 'q_vec') }},
 q as materialized (
-    select cast(v_list as float[{{ var('dbrouter__embedding_dim') | int }}]) as v, (select static_model from {{ dbrouter.kb_relation('kb_static_model') }}) as model from q_vec
+    select cast(v_list as float[{{ var('dbrouter__embedding_dim') | int }}]) as v, (select vector_label from {{ dbrouter.kb_relation('kb_static_model') }}) as model from q_vec
 ),
 {%- else %}
 with q as materialized (

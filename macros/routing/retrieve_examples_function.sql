@@ -33,15 +33,15 @@ with recursive q as (
     where nullif(trim(cast(question as varchar)), '') is not null
 ),
 q_texts as (
-    select 'i' as text_id, q_text as text from q
+    select 'i' as text_id, dbrouter_sql_content_text(q_text) as text from q
     union all
-    select 'n', q_norm from q
+    select 'n', dbrouter_sql_content_text(q_norm) from q
 ),
 {{ dbrouter.static_text_vectors_step('q_texts', 'q_static') }},
 vec as (
     select q.*, cast((select v_list from q_static where text_id = 'i') as float[{{ var('dbrouter__embedding_dim') | int }}]) as v_i,
         cast((select v_list from q_static where text_id = 'n') as float[{{ var('dbrouter__embedding_dim') | int }}]) as v_n,
-        (select static_model from {{ dbrouter.kb_relation('kb_static_model') }}) as model
+        (select vector_label from {{ dbrouter.kb_relation('kb_static_model') }}) as model
     from q
 ),
 th as (

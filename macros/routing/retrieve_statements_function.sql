@@ -55,7 +55,7 @@ sub_all as (
                 where bounds.lo is not null))
 ),
 subs as (
-    select row_number() over (order by n, i) as text_id, sub_text as text, n as n_words
+    select row_number() over (order by n, i) as text_id, dbrouter_sql_content_text(sub_text) as text, sub_text, n as n_words
     from (select *, row_number() over (partition by lower(sub_text) order by n, i) as seen from sub_all)
     where seen = 1
     order by n, i
@@ -63,7 +63,7 @@ subs as (
 ),
 {{ dbrouter.static_text_vectors_step('subs', 'sub_static') }},
 sub_vectors as (
-    select s.text as sub_text, s.n_words, cast(v.v_list as float[{{ var('dbrouter__embedding_dim') | int }}]) as v from subs as s join sub_static as v on v.text_id = s.text_id
+    select s.sub_text, s.n_words, cast(v.v_list as float[{{ var('dbrouter__embedding_dim') | int }}]) as v from subs as s join sub_static as v on v.text_id = s.text_id
 ),
 {%- else %}
 subs as (

@@ -7,8 +7,9 @@
     question: SQL expression of the question (cast to VARCHAR, cut to dbrouter__max_question_chars).
     depth: SQL expression of how many databases go on to the re-rank (NULL = dbrouter__shortlist_k).
     path: 'udf' (the question embedded by the embed() UDF, compared with kb_document_embeddings)
-      or 'sql' (no UDF: the static vector of static_text_vectors_step, compared with
-      kb_static_document_embeddings; the entry point opens with `with recursive`).
+      or 'sql' (no UDF: the static vector of the question's content words, dbrouter_sql_content_text
+      and static_text_vectors_step, compared with kb_static_document_embeddings, which embed the
+      documents' content words; the entry point opens with `with recursive`).
 
   Consumes: kb_document_embeddings or kb_static_document_embeddings, kb_routing_calibration;
     UDFs embed(), dbrouter_embedder() (path 'udf') or kb_static_pieces, kb_static_model (path 'sql').
@@ -34,12 +35,12 @@
 {%- set maxc = var('dbrouter__max_question_chars') | int -%}
 {%- if path == 'sql' %}
 q_text as (
-    select 0 as text_id, left(cast({{ question }} as varchar), {{ maxc }}) as text
+    select 0 as text_id, dbrouter_sql_content_text(left(cast({{ question }} as varchar), {{ maxc }})) as text
 ),
 {{ dbrouter.static_text_vectors_step('q_text', 'q_vec') }},
 q as materialized (
     select cast((select v_list from q_vec) as float[{{ var('dbrouter__embedding_dim') | int }}]) as v,
-        (select static_model from {{ dbrouter.kb_relation('kb_static_model') }}) as model
+        (select vector_label from {{ dbrouter.kb_relation('kb_static_model') }}) as model
 ),
 {%- elif path == 'udf' %}
 q as materialized (
