@@ -223,3 +223,17 @@ def test_hash_sql_path_agrees_with_the_udf_path_on_demo_questions(kb_con):
     agree = sum(kb_con.execute("select route_query_udf(?) = route_query_sql(?)", [q, q]).fetchall()[0][0]
                 for q in questions)
     assert agree == len(questions)
+
+
+def test_route_path_must_be_udf_or_sql(built_kb, plain):
+    import duckdb
+
+    from dbrouter.errors import WarehouseError
+    from dbrouter.warehouse import use_route_path
+
+    with pytest.raises(WarehouseError, match="unknown route path 'fast'"):
+        connect(built_kb["warehouse"], embedder="hash", route_path="fast")
+    with pytest.raises(duckdb.Error, match="path must be 'udf' or 'sql'"):
+        plain.execute("select dbrouter_route_path_ddl('fast')").fetchall()
+    use_route_path(plain, "sql")  # shadowing with the path the file already names is harmless
+    assert json.loads(plain.execute("select route_query_json('stadium')").fetchall()[0][0])["path"] == "sql"
