@@ -84,6 +84,10 @@ out = {
     "statements": con.execute("select db_id, statement_text from retrieve_statements('Who are the rich singers?', NULL, 2)").fetchall(),
     "examples": con.execute("select stage, db_id from retrieve_examples(?, NULL)", [q]).fetchall(),
     "columns": con.execute("select table_name, column_name from retrieve_columns(?, 'concert_singer', 3)", [q]).fetchall(),
+    "mapped": con.execute("select db_id, evidence from route_query_ranked_mapped(?, ?, 3)", [q, json.dumps(
+        [{"db_id": "concert_singer", "phrase": "singers", "table_name": "singer", "column_name": "Name"}])]).fetchall(),
+    "shortlist": con.execute("select db_id from route_shortlist(?, 2)", [q]).fetchall(),
+    "phrases": con.execute("select distinct phrase from route_phrase_mappings(?, 2)", [q]).fetchall(),
 }
 print(json.dumps(out))
 """
@@ -105,6 +109,9 @@ def test_a_plain_duckdb_client_routes_and_retrieves(built_kb):
     assert out["statements"] and "singer" in out["statements"][0][1]
     assert out["examples"] and out["examples"][0][0] in ("exact", "normalized", "main_clause", "expanded")
     assert len(out["columns"]) == 3
+    assert out["mapped"] and out["mapped"][0][0] == "concert_singer"  # the LLM-mapping entry point
+    assert json.loads(out["mapped"][0][1])["mappings"][0]["column"] == "singer.Name"
+    assert len(out["shortlist"]) == 2 and out["phrases"] == [["singer"]]
 
 
 @pytest.mark.parametrize("question", [None, "", "   ", "?!", "x" * 100_000, "'; drop table kb_databases; --"])
