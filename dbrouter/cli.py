@@ -382,8 +382,9 @@ def cmd_eval_route(args) -> int:
     workdir.mkdir(parents=True, exist_ok=True)
     settings = SETTINGS if args.setting == "all" else [args.setting]
     for setting in settings:
-        m = eval_route(bench, setting, workdir, args.embedder, args.limit)
-        command = f"dbrouter eval route --benchmark {_bench_arg(args)} --setting {setting}"
+        m = eval_route(bench, setting, workdir, args.embedder, args.limit, path=args.path)
+        command = (f"dbrouter eval route --benchmark {_bench_arg(args)} --setting {setting}"
+                   + (" --path sql" if args.path == "sql" else ""))
         _publish(args, route_report(m, command), args.limit)
     return 0
 
@@ -626,6 +627,9 @@ def parser() -> argparse.ArgumentParser:
         if name == "route":
             sp.add_argument("--setting", default="in-domain",
                             choices=["in-domain", "schema-only", "cross-domain", "all"])
+            sp.add_argument("--path", default="udf", choices=["udf", "sql"],
+                            help="udf: route_query_ranked_udf through dbrouter.connect (default); sql: "
+                                 "route_query_ranked_sql on a plain DuckDB connection that registered nothing")
         if name == "scale":
             sp.add_argument("--databases", type=int, default=10_000, help="synthetic databases (default 10000)")
         if name == "sql":

@@ -4,7 +4,8 @@ The protocol is spoken by `buenavista <https://github.com/jwills/buenavista>`_ (
 plugs dbrouter in behind it:
 
 - every query runs on a cursor of one read-only :func:`dbrouter.connect` connection (the UDFs
-  ``route_query`` & co. are registered), with external access off and the configuration locked;
+  are registered, and each cursor gets the UDF path's ``route_query`` & co., see
+  :func:`dbrouter.warehouse.use_route_path`), with external access off and the configuration locked;
 - only one read-only SELECT reaches DuckDB (:func:`dbrouter.execution.check_read_only`); anything
   else comes back as an ErrorResponse naming the reason, and the session goes on;
 - client probes do not break a session: ``SET``/``RESET``/``BEGIN``/``COMMIT``/``ROLLBACK``/
@@ -174,11 +175,12 @@ class KnowledgeBase:
         self._lock = _ReadWriteLock()
         self._con = None
         self._identity = None
+        self._path_ddl: str | None = None
         self._reopen(_file_identity(self.path))
 
     def _reopen(self, identity) -> None:
         """Close the open connection (DuckDB keeps one instance per path) and open the file anew."""
-        from dbrouter.warehouse import connect
+        from dbrouter.warehouse import connect, route_path_ddl
 
         if self._con is not None:
             self._con.close()
@@ -186,6 +188,7 @@ class KnowledgeBase:
         con = connect(self.path)
         con.execute("SET enable_external_access=false")
         con.execute("SET lock_configuration=true")
+        self._path_ddl = route_path_ddl(con, "udf")  # temp macros are per cursor: run on each
         self._con, self._identity = con, identity
 
     def refresh(self) -> bool:
@@ -219,6 +222,8 @@ class KnowledgeBase:
         self._lock.acquire_read()
         try:
             cur = self._con.cursor()
+            if self._path_ddl:
+                cur.execute(self._path_ddl)
             timer = threading.Timer(self.timeout, cur.interrupt)
             timer.start()
             try:

@@ -78,13 +78,32 @@ class HashEmbedder:
         grams = [f"#{w[i:i + 3]}" for w in words for i in range(max(1, len(w) - 2))]
         return words + grams
 
+    def _bucket(self, feature: str) -> tuple[int, float]:
+        digest = hashlib.blake2b(feature.encode("utf-8"), digest_size=8).digest()
+        value = int.from_bytes(digest, "little")
+        return value % self.dim, (1.0 if (value >> 32) & 1 else -1.0)
+
+    def feature_vector(self, feature: str) -> np.ndarray:
+        """The signed one-hot vector of one feature (a word or a ``#``-prefixed trigram).
+
+        Args:
+            feature: the feature string.
+
+        Returns:
+            A (dim,) float32 array with one entry +1 or -1; a text's vector is the normalised
+            sum of its features' vectors.
+        """
+        out = np.zeros(self.dim, dtype=np.float32)
+        index, sign = self._bucket(feature)
+        out[index] = sign
+        return out
+
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         for row, text in enumerate(texts):
             for feat in self._features(text):
-                digest = hashlib.blake2b(feat.encode("utf-8"), digest_size=8).digest()
-                value = int.from_bytes(digest, "little")
-                out[row, value % self.dim] += 1.0 if (value >> 32) & 1 else -1.0
+                index, sign = self._bucket(feat)
+                out[row, index] += sign
         norms = np.linalg.norm(out, axis=1, keepdims=True)
         norms[norms == 0] = 1.0
         return out / norms
@@ -232,6 +251,39 @@ class StaticPhraseEmbedder:
             raise EmbedderUnavailable(f"phrase model at {cache} has {self._model.dim} dimensions, expected {DIM}: "
                                       "delete the directory to distil it again")
 
+    def vocabulary(self) -> list[str]:
+        """The tokenizer's word pieces (without the unknown token), for the KB's piece table.
+
+        Returns:
+            Every token string of the model's WordPiece vocabulary except ``[UNK]``.
+        """
+        unk = self._model.unk_token_id
+        return sorted(tok for tok, i in self._model.tokenizer.get_vocab().items() if i != unk)
+
+    def piece_vectors(self, pieces: Sequence[str | None]) -> list[np.ndarray | None]:
+        """Raw (unnormalised) vectors of word pieces: the rows the model averages.
+
+        ``encode`` is the normalised mean of a text's piece rows, so a text's direction is the
+        sum of these rows over its pieces: what the pure-SQL routing path computes.
+
+        Args:
+            pieces: token strings (``##``-prefixed for continuations).
+
+        Returns:
+            One float32 (dim,) array per piece, None for a string not in the vocabulary.
+
+        Raises:
+            EmbedderUnavailable: the model was distilled with token weights or a token mapping,
+                which the SQL path does not reproduce.
+        """
+        if self._model.weights is not None or self._model.token_mapping is not None:
+            raise EmbedderUnavailable("the static phrase model has token weights or a token mapping; the pure-SQL "
+                                      "path needs plain mean pooling: delete its cache directory to distil it again")
+        vocab = self._model.tokenizer.get_vocab()
+        rows = [vocab.get(p) if p else None for p in pieces]
+        return [None if i is None or i == self._model.unk_token_id
+                else np.asarray(self._model.embedding[i], dtype=np.float32) for i in rows]
+
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         with self._lock:
             vecs = np.asarray(self._model.encode(list(texts)), dtype=np.float32)
@@ -304,6 +356,60 @@ def get_phrase_embedder(name: str | None = None) -> Embedder:
         if "phrase:" + base.name not in _CACHE:
             _CACHE["phrase:" + base.name] = StaticPhraseEmbedder()
         return _CACHE["phrase:" + base.name]
+
+
+def static_tokenizer(name: str | None = None) -> str:
+    """How the pure-SQL path splits text for the phrase embedder paired with ``name``.
+
+    Args:
+        name: the embedder name (default from :func:`resolve_embedder_name`).
+
+    Returns:
+        ``wordpiece`` (model2vec over the BERT tokenizer: minilm, m2v) or ``hash``.
+    """
+    return "hash" if resolve_embedder_name(name) == "hash" else "wordpiece"
+
+
+def static_model_label(name: str | None = None) -> str:
+    """The label of the vectors the pure-SQL path compares: the phrase embedder's.
+
+    Args:
+        name: the embedder name.
+
+    Returns:
+        ``hash`` for the hash embedder, else ``m2v`` (the static model distilled from MiniLM).
+    """
+    return "hash" if static_tokenizer(name) == "hash" else StaticPhraseEmbedder.name
+
+
+def static_vocabulary(name: str | None = None) -> list[str]:
+    """The phrase embedder's whole piece vocabulary (empty for hash: its pieces are the KB's
+    own words and trigrams, chosen in SQL).
+
+    Args:
+        name: the embedder name.
+
+    Returns:
+        Token strings.
+    """
+    emb = get_phrase_embedder(name)
+    return emb.vocabulary() if isinstance(emb, StaticPhraseEmbedder) else []
+
+
+def static_piece_vectors(pieces: Sequence[str | None], name: str | None = None) -> list[np.ndarray | None]:
+    """Raw vectors of pieces of the phrase embedder paired with ``name``.
+
+    Args:
+        pieces: word pieces (wordpiece) or features (hash: a word, or ``#`` + a trigram).
+        name: the embedder name.
+
+    Returns:
+        One (dim,) float32 vector or None (unknown piece) per input.
+    """
+    emb = get_phrase_embedder(name)
+    if isinstance(emb, HashEmbedder):
+        return [emb.feature_vector(p) if p else None for p in pieces]
+    return emb.piece_vectors(pieces)  # type: ignore[attr-defined]
 
 
 def embed_texts(texts: Sequence[str | None], embedder: Embedder) -> list[np.ndarray | None]:

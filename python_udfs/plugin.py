@@ -30,6 +30,16 @@ Registered functions:
 * ``dbrouter_question_spans(question, max_words) -> STRUCT(span, words INTEGER[])[]`` - runs of
   consecutive content words and the 0-based content-word indices each covers.
 * ``dbrouter_label_tokens(names VARCHAR[]) -> VARCHAR[]`` - normalised tokens of schema names.
+
+Build-time only, for the pure-SQL query path (the KB materialises what they return):
+
+* ``dbrouter_static_model() -> VARCHAR`` / ``dbrouter_static_tokenizer() -> VARCHAR`` - label of
+  the phrase embedder's vectors (``m2v`` / ``hash``) and how SQL splits text for it
+  (``wordpiece`` / ``hash``).
+* ``dbrouter_static_pieces() -> VARCHAR[]`` - the phrase embedder's word-piece vocabulary.
+* ``dbrouter_static_piece_vector(piece VARCHAR) -> FLOAT[384]`` - arrow UDF: a piece's raw
+  (unnormalised) vector; NULL for a piece the model does not know.
+* ``dbrouter_stop_words() -> VARCHAR[]`` - the stop words of :mod:`python_udfs.phrases`.
 """
 
 from __future__ import annotations
@@ -39,14 +49,16 @@ import time
 from typing import Any
 
 import duckdb
+import numpy as np
 import pyarrow as pa
 from duckdb.sqltypes import DOUBLE, FLOAT, INTEGER, VARCHAR
 
 from dbrouter.errors import EmbedderUnavailable
 from python_udfs.embeddings import (DIM, EMBEDDERS, embed_arrow, get_embedder, get_phrase_embedder,
-                                    resolve_embedder_name)
+                                    resolve_embedder_name, static_model_label, static_piece_vectors,
+                                    static_tokenizer, static_vocabulary)
 from python_udfs.examples import describe_example, normalize_question
-from python_udfs.phrases import content_words, label_tokens, question_spans
+from python_udfs.phrases import STOP_WORDS, content_words, label_tokens, question_spans
 from python_udfs.similarity import cosine_arrow
 from python_udfs.statements import schema_from_json, structure_statement
 from python_udfs.text import canonicalize, substrings, words
@@ -54,7 +66,9 @@ from python_udfs.text import canonicalize, substrings, words
 UDF_NAMES = ("embed", "dbrouter_cosine", "dbrouter_embedder", "dbrouter_canonicalize",
              "dbrouter_substrings", "dbrouter_structure_statement", "dbrouter_word_count",
              "dbrouter_describe_example", "dbrouter_normalize_question", "embed_phrase",
-             "dbrouter_content_words", "dbrouter_question_spans", "dbrouter_label_tokens")
+             "dbrouter_content_words", "dbrouter_question_spans", "dbrouter_label_tokens",
+             "dbrouter_static_model", "dbrouter_static_tokenizer", "dbrouter_static_pieces",
+             "dbrouter_static_piece_vector", "dbrouter_stop_words")
 
 # Batches at least this large are bulk embedding (a build's documents, not a routed question):
 # each prints a progress line (DuckDB hands arrow UDFs up to 2,048 rows; a small KB's documents
@@ -133,6 +147,32 @@ def register_udfs(conn: duckdb.DuckDBPyConnection, embedder: str | None = None) 
         null_handling="special")
     conn.create_function("dbrouter_label_tokens", _label_tokens, [duckdb.list_type(VARCHAR)],
                          duckdb.list_type(VARCHAR), null_handling="special")
+    _register_static(conn, name)
+
+
+def _register_static(conn: duckdb.DuckDBPyConnection, name: str) -> None:
+    """The build-time UDFs that materialise the static phrase embedder for the pure-SQL path."""
+    conn.create_function("dbrouter_static_model", lambda: static_model_label(name), [], VARCHAR, side_effects=False)
+    conn.create_function("dbrouter_static_tokenizer", lambda: static_tokenizer(name), [], VARCHAR,
+                         side_effects=False)
+    conn.create_function("dbrouter_static_pieces", lambda: static_vocabulary(name), [], duckdb.list_type(VARCHAR),
+                         side_effects=False)
+    conn.create_function(
+        "dbrouter_static_piece_vector", lambda pieces: _piece_arrow(pieces, name), [VARCHAR],
+        duckdb.array_type(FLOAT, DIM), type="arrow", null_handling="special", side_effects=False,
+    )
+    conn.create_function("dbrouter_stop_words", lambda: sorted(STOP_WORDS), [], duckdb.list_type(VARCHAR),
+                         side_effects=False)
+
+
+def _piece_arrow(pieces: pa.Array, name: str) -> pa.Array:
+    vecs = static_piece_vectors(pieces.to_pylist(), name)
+    flat = np.zeros((len(vecs), DIM), dtype=np.float32)
+    for i, vec in enumerate(vecs):
+        if vec is not None:
+            flat[i] = vec
+    mask = pa.array([vec is None for vec in vecs])
+    return pa.FixedSizeListArray.from_arrays(pa.array(flat.reshape(-1), type=pa.float32()), DIM, mask=mask)
 
 
 def _spans(question: str | None, max_words: int | None) -> list[dict]:

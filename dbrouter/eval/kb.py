@@ -112,19 +112,23 @@ def embedded_by_last_build(warehouse: Path) -> int:
         con.close()
 
 
-def latency(con, questions: list[str], n: int = 200, seed: int = 0) -> tuple[float, float]:
-    """Warm p50/p95 of ``select route_query(?)``.
+def latency(con, questions: list[str], n: int = 200, seed: int = 0,
+            function: str = "route_query") -> tuple[float, float]:
+    """Warm p50/p95 of ``select route_query(?)`` (or another scalar routing macro).
 
     Args:
         con: connection from :func:`dbrouter.connect`.
         questions: question texts to sample from.
         n: how many to time (after 5 warm-up calls).
         seed: sampling seed.
+        function: the macro to time: ``route_query``, ``route_query_udf`` or ``route_query_sql``.
 
     Returns:
         (p50 ms, p95 ms).
     """
-    return timed(lambda q: con.execute("select route_query(?)", [q]).fetchall(), questions, n, seed)
+    if function not in ("route_query", "route_query_udf", "route_query_sql"):
+        raise ValueError(f"latency times route_query, route_query_udf or route_query_sql, not {function!r}")
+    return timed(lambda q: con.execute(f"select {function}(?)", [q]).fetchall(), questions, n, seed)
 
 
 def timed(call: Callable[[T], object], items: list[T], n: int = 200, seed: int = 0) -> tuple[float, float]:

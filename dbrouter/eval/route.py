@@ -2,7 +2,8 @@
 
 For a setting (in-domain / schema-only / cross-domain, see :mod:`dbrouter.eval.benchmark`) the
 KB is built with that setting's examples and every test question goes through
-``route_query_ranked``: R@1/2/3/10 and mAP of the shortlist alone and after the re-rank, the
+``route_query_ranked_udf`` (path ``udf``: the connection of :func:`dbrouter.connect`) or
+``route_query_ranked_sql`` (path ``sql``: a plain DuckDB connection that registered nothing): R@1/2/3/10 and mAP of the shortlist alone and after the re-rank, the
 share of questions whose gold database is in the shortlist (the re-rank's ceiling), how many
 top-1 decisions needed an implied join edge, and why each miss happened (:func:`error_category`).
 """
@@ -19,10 +20,10 @@ from dbrouter.eval.kb import Log, build_kb, latency
 from dbrouter.eval.publish import Report
 from dbrouter.evidence import RouteEvidence
 from dbrouter.routing import default_shortlist_k
-from dbrouter.warehouse import connect
+from dbrouter.warehouse import ROUTE_PATHS, connect
 
 JSON_KEYS = ("r1", "r2", "r3", "map", "n", "shortlist_recall", "p50_ms", "p95_ms", "shortlist_r1", "shortlist_r2",
-             "shortlist_r3", "shortlist_map", "shortlist_k", "implied_edge_wins", "errors", "setting", "benchmark")
+             "shortlist_r3", "shortlist_map", "shortlist_k", "implied_edge_wins", "errors", "setting", "benchmark", "path")
 
 
 def rank_of(ranking: list[str], gold: str) -> int | None:
@@ -81,6 +82,7 @@ class RouteMetrics:
     implied_edge_wins: int = 0
     reranked_changed: int = 0
     errors: dict[str, int] = field(default_factory=dict)
+    path: str = "udf"
 
     def to_json(self) -> dict:
         """The flat dict ``dbrouter eval route --json`` prints (keys :data:`JSON_KEYS`).
@@ -127,16 +129,18 @@ def error_category(gold: RouteEvidence | None, top: RouteEvidence) -> str:
     return "tie_same_tables" if tables(gold) & tables(top) else "tie_semantic"
 
 
-def route_one(con, q: Question, out: RoutedRanks) -> None:
-    """Route one question through ``route_query_ranked`` and add its outcome to ``out``.
+def route_one(con, q: Question, out: RoutedRanks, path: str = "udf") -> None:
+    """Route one question through ``route_query_ranked_<path>`` and add its outcome to ``out``.
 
     Args:
         con: warehouse connection.
         q: the question with its gold database.
         out: updated with the gold ranks, the implied-edge count, the changed top-1 and the miss category.
+        path: ``udf`` or ``sql``.
     """
     rows = con.execute("select db_id, shortlist_rank, case when rank = 1 or db_id = ? then evidence end "
-                       "from route_query_ranked(?, 100000) order by rank", [q.db_id, q.question]).fetchall()
+                       f"from route_query_ranked_{_checked(path)}(?, 100000) order by rank",
+                       [q.db_id, q.question]).fetchall()
     out.final.append(rank_of([r[0] for r in rows], q.db_id))
     out.shortlist.append(rank_of([r[0] for r in sorted(rows, key=lambda r: r[1])], q.db_id))
     if not rows:
@@ -150,13 +154,20 @@ def route_one(con, q: Question, out: RoutedRanks) -> None:
         out.errors[cat] = out.errors.get(cat, 0) + 1
 
 
-def evaluate_routing(con, questions: list[Question], log: Log = err) -> RoutedRanks:
+def _checked(path: str) -> str:
+    if path not in ROUTE_PATHS:
+        raise ValueError(f"route path must be one of {', '.join(ROUTE_PATHS)}, got {path!r}")
+    return path
+
+
+def evaluate_routing(con, questions: list[Question], log: Log = err, path: str = "udf") -> RoutedRanks:
     """Route every question and collect the gold ranks.
 
     Args:
         con: warehouse connection.
         questions: questions with their gold database.
         log: progress output.
+        path: ``udf`` or ``sql`` (which ``route_query_ranked_<path>`` answers).
 
     Returns:
         Gold ranks after the re-rank and in the shortlist (first ranking), how many top-1
@@ -165,7 +176,7 @@ def evaluate_routing(con, questions: list[Question], log: Log = err) -> RoutedRa
     out = RoutedRanks([], [])
     started = time.time()
     for i, q in enumerate(questions, 1):
-        route_one(con, q, out)
+        route_one(con, q, out, path)
         if i % 500 == 0 or i == len(questions):
             done, sl = route_metrics(out.final), route_metrics(out.shortlist)
             log(f"  routed {i}/{len(questions)} ({time.time() - started:.0f}s) R@1 so far {done['r1']:.4f} "
@@ -173,8 +184,27 @@ def evaluate_routing(con, questions: list[Question], log: Log = err) -> RoutedRa
     return out
 
 
+def open_for_path(warehouse: Path, embedder: str | None, path: str):
+    """A connection that answers with ``path``: :func:`dbrouter.connect` for ``udf``, a plain
+    read-only ``duckdb.connect`` that registered nothing for ``sql`` (what a DuckDB client gets).
+
+    Args:
+        warehouse: the KB file.
+        embedder: embedder name (``udf`` only).
+        path: ``udf`` or ``sql``.
+
+    Returns:
+        The open connection.
+    """
+    if _checked(path) == "udf":
+        return connect(warehouse, embedder=embedder)
+    import duckdb
+
+    return duckdb.connect(str(warehouse), read_only=True)
+
+
 def eval_route(bench: Benchmark, setting: str, workdir: Path, embedder: str | None,
-               limit: int | None = None, log: Log = err) -> RouteMetrics:
+               limit: int | None = None, log: Log = err, path: str = "udf") -> RouteMetrics:
     """Build the KB for ``setting`` and route the setting's test questions.
 
     Args:
@@ -184,6 +214,7 @@ def eval_route(bench: Benchmark, setting: str, workdir: Path, embedder: str | No
         embedder: embedder name.
         limit: evaluate only the first ``limit`` questions (for smoke runs; not for reporting).
         log: progress output.
+        path: ``udf`` (the UDF path) or ``sql`` (the pure-SQL path on a plain DuckDB connection).
 
     Returns:
         The metrics.
@@ -194,13 +225,13 @@ def eval_route(bench: Benchmark, setting: str, workdir: Path, embedder: str | No
     warehouse = workdir / "kb.duckdb"
     log(f"[{bench.name} / {setting}] building KB: {len(bench.db_ids)} databases, {len(examples)} examples")
     build_kb(bench.databases_file, examples, warehouse, embedder, log)
-    con = connect(warehouse, embedder=embedder)
+    con = open_for_path(warehouse, embedder, path)
     try:
         started = time.time()
-        log(f"[{bench.name} / {setting}] routing {len(questions)} test questions")
-        ranks = evaluate_routing(con, questions, log)
+        log(f"[{bench.name} / {setting}] routing {len(questions)} test questions ({path} path)")
+        ranks = evaluate_routing(con, questions, log, path)
         seconds = time.time() - started
-        p50, p95 = latency(con, [q.question for q in questions])
+        p50, p95 = latency(con, [q.question for q in questions], function=f"route_query_{path}")
         depth = default_shortlist_k(con)
     finally:
         con.close()
@@ -210,13 +241,13 @@ def eval_route(bench: Benchmark, setting: str, workdir: Path, embedder: str | No
         final=RankMetrics.of(ranks.final), shortlist=RankMetrics.of(ranks.shortlist),
         shortlist_k=depth, shortlist_recall=round(recall, 4), p50_ms=round(p50, 1), p95_ms=round(p95, 1),
         seconds=round(seconds, 1), implied_edge_wins=ranks.implied_edge_wins, reranked_changed=ranks.changed,
-        errors=dict(sorted(ranks.errors.items())))
+        errors=dict(sorted(ranks.errors.items())), path=path)
 
 
 def summary_line(m: RouteMetrics) -> str:
     """The one line ``dbrouter eval route`` prints per setting without ``--json``."""
     f, s = m.final, m.shortlist
-    return (f"{m.benchmark} {m.setting}: n={m.n} R@1={f.r1:.4f} R@2={f.r2:.4f} R@3={f.r3:.4f} "
+    return (f"{m.benchmark} {m.setting}{' (pure-SQL path)' if m.path == 'sql' else ''}: n={m.n} R@1={f.r1:.4f} R@2={f.r2:.4f} R@3={f.r3:.4f} "
             f"R@10={f.r10:.4f} mAP={f.map:.4f} p50={m.p50_ms}ms p95={m.p95_ms}ms; shortlist alone "
             f"R@1={s.r1:.4f}, gold in top-{m.shortlist_k}={m.shortlist_recall:.4f}")
 
@@ -236,7 +267,7 @@ def route_report(m: RouteMetrics, command: str) -> Report:
               + ", ".join(f"{k} {v}" for k, v in m.errors.items()) + " (see `error_category`).\n\n"
               if m.errors else "")
     markdown = (
-        f"#### eval route: {m.benchmark}, {m.setting}\n\n"
+        f"#### eval route: {m.benchmark}, {m.setting}{', pure-SQL path' if m.path == 'sql' else ''}\n\n"
         f"| n | ranking | R@1 | R@2 | R@3 | R@10 | mAP | route_query p50 ms | p95 ms |\n"
         f"|---|---|---|---|---|---|---|---|---|\n"
         f"| {m.n} | shortlist alone | {s.r1:.4f} | {s.r2:.4f} | {s.r3:.4f} | "
@@ -246,5 +277,6 @@ def route_report(m: RouteMetrics, command: str) -> Report:
         f"Gold database in the top-{m.shortlist_k} shortlist (the re-rank's ceiling): {m.shortlist_recall:.4f}. "
         f"The re-rank changed the top-1 for {m.reranked_changed} questions; {m.implied_edge_wins} top-1 "
         f"decisions needed an implied (non-declared) join edge for connectivity.\n\n{errors}")
-    return Report(key=f"eval route {m.benchmark} {m.setting}", command=command, data=m.to_json(),
+    key = f"eval route {m.benchmark} {m.setting}" + (" sql-path" if m.path == "sql" else "")
+    return Report(key=key, command=command, data=m.to_json(),
                   markdown=markdown, note=f"routing {m.n} questions took {m.seconds}s", text=summary_line(m))

@@ -26,6 +26,10 @@
         The top-k columns of database db by cosine of the question to the column documents,
         skipping the 'table.column' names in exclude (case-insensitive). Schema linking's
         vector store (dbrouter.linking).
+
+  Each exists as `<name>_udf` (Python UDFs: the plugin or dbrouter.connect) and `<name>_sql`
+  (pure SQL over the static embedder's tables); the plain names call the `_sql` one in the
+  warehouse file (create_path_entry_points).
 -#}
 {% macro create_retrieval_functions() -%}
   {{ return(adapter.dispatch('create_retrieval_functions', 'dbrouter')()) }}
@@ -35,13 +39,18 @@
   {{ exceptions.raise_compiler_error("create_retrieval_functions: adapter " ~ adapter.type() ~ " is not supported yet (argument: none); DuckDB and Snowflake are supported") }}
 {%- endmacro %}
 
-{#- DuckDB: both are table macros stored in the warehouse (see the two function macros). -#}
+{#- DuckDB: table macros stored in the warehouse, each as `<name>_udf` and `<name>_sql` (see the
+    function macros); this hook runs after create_route_functions, so it ends by creating the
+    plain-named entry points of both (create_path_entry_points). -#}
 {% macro duckdb__create_retrieval_functions() -%}
-{{ dbrouter.retrieve_statements_function() }};
+{%- for path in ['udf', 'sql'] %}
+{{ dbrouter.retrieve_statements_function(path) }};
 
-{{ dbrouter.retrieve_examples_function() }};
+{{ dbrouter.retrieve_examples_function(path) }};
 
-{{ dbrouter.retrieve_columns_function() }};
+{{ dbrouter.retrieve_columns_function(path) }};
+{% endfor %}
+{{ dbrouter.create_path_entry_points() }};
 {%- endmacro %}
 
 {#- Snowflake: SQL UDTFs in the KB schema (see the three function macros). Snowflake checks a

@@ -9,7 +9,12 @@
       (both step-2 variants end in route_mapping_contract, which fixes those two CTEs' columns)
     route_score_step(k)                       steps 3-5   -> (rank, db_id, score, shortlist_rank, evidence)
 
-  Entry points:
+  Entry points, each twice: `<name>_udf` (the question embedded by the embed()/embed_phrase()
+  UDFs, so a connection needs them registered: dbt's plugin or `dbrouter.connect()`) and
+  `<name>_sql` (pure SQL: the static phrase embedder materialised in kb_static_pieces, see
+  static_text_vectors_step; any DuckDB client). The plain names are created by
+  create_path_entry_points (pure SQL in the file; `dbrouter.connect()` shadows them with the
+  UDF path for its connection):
     route_shortlist(question, k := 10)        -> step 1: (shortlist_rank, db_id, score, signals)
     route_phrase_mappings(question, k := 10)  -> step 2: phrase -> table.column (or N/A) for the top-k shortlist
     route_query_ranked(question, k := 5, shortlist_k := dbrouter__shortlist_k)
@@ -18,10 +23,9 @@
                                               -> the same with phrase mappings given as JSON (the LLM path)
     route_shortlist_k()                       -> the re-rank depth this build uses
     route_query(question)                     -> best db_id, or NULL (empty question / no KB match)
-    route_query_json(question, k := 5)        -> JSON {question, ranking: [...], reason}
+    route_query_json(question, k := 5)        -> JSON {question, path, ranking: [...], reason}
 
-  They call the `embed()` / `embed_phrase()` UDFs, so a connection needs the UDFs registered
-  (dbt's plugin or `dbrouter.connect()`); nothing here touches the network.
+  Nothing here touches the network.
 -#}
 {% macro create_route_functions() -%}
   {{ return(adapter.dispatch('create_route_functions', 'dbrouter')()) }}
@@ -31,15 +35,19 @@
   {{ exceptions.raise_compiler_error("create_route_functions: adapter " ~ adapter.type() ~ " is not supported yet (argument: none); DuckDB and Snowflake are supported") }}
 {%- endmacro %}
 
-{#- DuckDB: SQL macros (scalar and table) are catalog objects stored in the warehouse file, so
-    any client with the UDFs registered can call them. -#}
+{#- DuckDB: SQL macros (scalar and table) are catalog objects stored in the warehouse file. A
+    macro's body names are resolved when it is called, temp catalog first, so each path's macros
+    call only that path's names: shadowing `route_query_ranked` cannot change `route_query_sql`. -#}
 {% macro duckdb__create_route_functions() -%}
 {%- set sk = dbrouter.get_var('dbrouter__shortlist_k') | int -%}
 {%- if sk < 1 or (dbrouter.get_var('dbrouter__phrase_max_words') | int) < 1 -%}
   {{ exceptions.raise_compiler_error("create_route_functions: adapter " ~ adapter.type() ~ ", vars dbrouter__shortlist_k and dbrouter__phrase_max_words must be >= 1, got " ~ sk ~ " / " ~ dbrouter.get_var('dbrouter__phrase_max_words')) }}
 {%- endif -%}
-create or replace macro route_shortlist(question, k := 10) as table
-with {{ dbrouter.route_shortlist_step(question='question', depth='k') }}
+{{ dbrouter.create_sql_text_functions() }};
+{%- for path in ['udf', 'sql'] %}
+{%- set with_ = 'with recursive' if path == 'sql' else 'with' %}
+create or replace macro route_shortlist_{{ path }}(question, k := 10) as table
+{{ with_ }} {{ dbrouter.route_shortlist_step(question='question', depth='k', path=path) }}
 select shortlist_rank, db_id, round(cast(score as double), 6) as score,
     round(cast(s_schema as double), 4) as schema_score, round(cast(s_database as double), 4) as database_similarity,
     round(cast(s_table as double), 4) as table_similarity, round(cast(s_column as double), 4) as column_similarity,
@@ -48,9 +56,9 @@ from shortlist
 where shortlist_rank <= greatest(coalesce(k, 10), 1)
 order by shortlist_rank;
 
-create or replace macro route_phrase_mappings(question, k := 10) as table
-with {{ dbrouter.route_shortlist_step(question='question', depth='k') }},
-{{ dbrouter.route_map_by_embedding_step(question='question') }}
+create or replace macro route_phrase_mappings_{{ path }}(question, k := 10) as table
+{{ with_ }} {{ dbrouter.route_shortlist_step(question='question', depth='k', path=path) }},
+{{ dbrouter.route_map_by_embedding_step(question='question', path=path) }}
 select c.shortlist_rank, cw.db_id, cw.word_index, cw.phrase, m.span, m.table_name, m.column_name,
     round(cast(m.similarity as double), 4) as similarity, m.is_exact
 from cand_words as cw
@@ -58,38 +66,49 @@ join candidates as c on c.db_id = cw.db_id
 left join mapped as m on m.db_id = cw.db_id and m.word_index = cw.word_index
 order by c.shortlist_rank, cw.word_index, m.similarity desc nulls last, m.table_name, m.column_name;
 
-create or replace macro route_query_ranked(question, k := 5, shortlist_k := {{ sk }}) as table
-with {{ dbrouter.route_shortlist_step(question='question', depth='shortlist_k') }},
-{{ dbrouter.route_map_by_embedding_step(question='question') }},
+create or replace macro route_query_ranked_{{ path }}(question, k := 5, shortlist_k := {{ sk }}) as table
+{{ with_ }} {{ dbrouter.route_shortlist_step(question='question', depth='shortlist_k', path=path) }},
+{{ dbrouter.route_map_by_embedding_step(question='question', path=path) }},
 {{ dbrouter.route_score_step(k='k') }};
 
-create or replace macro route_query_ranked_mapped(question, mappings, k := 5, shortlist_k := {{ sk }}) as table
-with {{ dbrouter.route_shortlist_step(question='question', depth='shortlist_k') }},
-{{ dbrouter.route_map_from_json_step(mappings='mappings') }},
+create or replace macro route_query_ranked_mapped_{{ path }}(question, mappings, k := 5, shortlist_k := {{ sk }}) as table
+{{ with_ }} {{ dbrouter.route_shortlist_step(question='question', depth='shortlist_k', path=path) }},
+{{ dbrouter.route_map_from_json_step(mappings='mappings', path=path) }},
 {{ dbrouter.route_score_step(k='k') }};
 
-create or replace macro route_shortlist_k() as ({{ sk }});
-
-create or replace macro route_query(question) as (
-    select db_id from route_query_ranked(question, 1)
+create or replace macro route_query_{{ path }}(question) as (
+    select db_id from route_query_ranked_{{ path }}(question, 1)
 );
 
-create or replace macro route_query_json(question, k := 5) as (
+create or replace macro route_query_json_{{ path }}(question, k := 5) as (
     select json_object(
         'question', left(cast(question as varchar), 200),
-        'ranking', coalesce(
-            (select json_group_array(json_object('rank', rank, 'db_id', db_id, 'score', score, 'evidence', evidence))
-             from route_query_ranked(question, k)), json('[]')),
+        'path', '{{ path }}',
+        'ranking', r.ranking,
         'reason', case
             when question is null then 'question is NULL'
             when regexp_full_match(cast(question as varchar), '[\s\p{Z}]*') then 'question is empty'
+{%- if path == 'sql' %}
+            when not exists (select 1 from {{ dbrouter.kb_relation('kb_static_document_embeddings') }})
+                then 'no documents embedded with the static model: run dbrouter build'
+            when json_array_length(r.ranking) = 0
+                then 'no content word of the question is in the static model''s vocabulary ('
+                     || (select static_model from {{ dbrouter.kb_relation('kb_static_model') }})
+                     || '): the pure-SQL path cannot embed it'
+{%- else %}
             when not exists (select 1 from {{ dbrouter.kb_relation('kb_document_embeddings') }}
                              where embedding_model = dbrouter_embedder())
                 then 'no documents embedded with model ' || dbrouter_embedder() || ': run dbrouter build with this embedder'
+{%- endif %}
             else null
         end
     )
+    from (select coalesce(
+        (select json_group_array(json_object('rank', rank, 'db_id', db_id, 'score', score, 'evidence', evidence))
+         from route_query_ranked_{{ path }}(question, k)), json('[]')) as ranking) as r
 );
+{% endfor %}
+create or replace macro route_shortlist_k() as ({{ sk }});
 {%- endmacro %}
 
 {#- Snowflake: SQL UDFs and UDTFs in the KB schema (snowflake_kb_schema), callable from any Snowflake

@@ -4,32 +4,47 @@
   environment; the agentic linker's `retrieve_schema` passes every column it has already seen in
   `exclude`, as lower-case 'table.column' names).
 
-  Consumes: kb_columns, kb_document_embeddings; UDFs embed(), dbrouter_embedder().
+  Args:
+    path: 'udf' (the question embedded by embed(), compared with kb_document_embeddings) or
+      'sql' (its static vector, static_text_vectors_step, compared with kb_static_document_embeddings).
+
+  Consumes: kb_columns, kb_document_embeddings; UDFs embed(), dbrouter_embedder() (path 'udf'), or
+    kb_static_document_embeddings, kb_static_pieces, kb_static_model (path 'sql').
   Produces: the CREATE MACRO statement (no trailing semicolon) of a table macro returning
     (rank, db_id, table_name, column_name, data_type, is_primary_key, is_foreign_key,
      references_text, column_description, value_description, sample_values, score).
 -#}
-{% macro retrieve_columns_function() -%}
-  {{ return(adapter.dispatch('retrieve_columns_function', 'dbrouter')()) }}
+{% macro retrieve_columns_function(path='udf') -%}
+  {{ return(adapter.dispatch('retrieve_columns_function', 'dbrouter')(path)) }}
 {%- endmacro %}
 
-{% macro default__retrieve_columns_function() -%}
+{% macro default__retrieve_columns_function(path='udf') -%}
   {{ exceptions.raise_compiler_error("retrieve_columns_function: adapter " ~ adapter.type() ~ " is not supported yet (argument: none); DuckDB and Snowflake are supported") }}
 {%- endmacro %}
 
 {#- DuckDB: list_contains over the lower-cased exclusion list keeps the macro one statement;
     ties order by table and column name so a run is reproducible. -#}
-{% macro duckdb__retrieve_columns_function() -%}
-create or replace macro retrieve_columns(question, db, k := 10, exclude := []) as table
+{% macro duckdb__retrieve_columns_function(path='udf') -%}
+create or replace macro retrieve_columns_{{ path }}(question, db, k := 10, exclude := []) as table
+{%- if path == 'sql' %}
+with recursive q_text as (
+    select 0 as text_id, dbrouter_sql_content_text(left(cast(question as varchar), {{ dbrouter.get_var('dbrouter__max_question_chars') | int }})) as text
+),
+{{ dbrouter.static_text_vectors_step('q_text', 'q_vec') }},
+q as materialized (
+    select cast(v_list as float[{{ dbrouter.get_var('dbrouter__embedding_dim') | int }}]) as v, (select vector_label from {{ dbrouter.kb_relation('kb_static_model') }}) as model from q_vec
+),
+{%- else %}
 with q as materialized (
     select embed(left(cast(question as varchar), {{ dbrouter.get_var('dbrouter__max_question_chars') | int }})) as v,
         dbrouter_embedder() as model
     where nullif(trim(cast(question as varchar)), '') is not null
 ),
+{%- endif %}
 scored as (
     select c.*, {{ dbrouter.cosine_similarity('d.embedding', 'q.v') }} as sim
     from {{ dbrouter.kb_relation('kb_columns') }} as c
-    join {{ dbrouter.kb_relation('kb_document_embeddings') }} as d on d.document_id = 'column:' || c.column_key
+    join {{ dbrouter.kb_relation('kb_static_document_embeddings' if path == 'sql' else 'kb_document_embeddings') }} as d on d.document_id = 'column:' || c.column_key
     cross join q
     where c.db_id = db and d.embedding_model = q.model and q.v is not null
       and not list_contains(list_transform(coalesce(exclude, []), lambda x: lower(cast(x as varchar))),
@@ -48,7 +63,10 @@ limit greatest(coalesce(k, 10), 0)
 {#- Snowflake: a SQL UDTF; the exclusion list is an ARRAY of 'table.column' names compared
     lower-cased (ARRAY_CONTAINS over a lower-cased copy), and LIMIT takes no expression, so the
     rank is filtered. -#}
-{% macro snowflake__retrieve_columns_function() -%}
+{% macro snowflake__retrieve_columns_function(path='udf') -%}
+{%- if path != 'udf' -%}
+  {{ exceptions.raise_compiler_error("retrieve_columns_function: adapter " ~ adapter.type() ~ ", argument path '" ~ path ~ "': Snowflake has the UDF path only (the pure-SQL path is DuckDB's)") }}
+{%- endif -%}
 create or replace function {{ dbrouter.snowflake_kb_schema() }}.retrieve_columns(question varchar, db varchar, k number default 10, exclude array default array_construct())
 returns table (rank integer, db_id varchar, table_name varchar, column_name varchar, data_type varchar,
     is_primary_key boolean, is_foreign_key boolean, references_text varchar, column_description varchar,

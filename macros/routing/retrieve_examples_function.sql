@@ -2,22 +2,54 @@
   `retrieve_examples(question, db, k := 3)`: the progressive example cascade (exact, normalized,
   main_clause, expanded; see create_retrieval_functions for the method).
 
+  Args:
+    path: 'udf' (normalisation and vectors from the UDFs, thresholds of the model's space) or
+      'sql' (normalize_question_text, static_text_vectors_step over kb_static_document_embeddings,
+      the static_* thresholds).
+
   Consumes: kb_examples, kb_example_thresholds, kb_document_embeddings; UDFs
-    dbrouter_normalize_question(), embed(), dbrouter_embedder().
+    dbrouter_normalize_question(), embed(), dbrouter_embedder() (path 'udf'), or
+    kb_static_document_embeddings, kb_static_pieces, kb_static_model (path 'sql').
   Produces: the CREATE MACRO statement (no trailing semicolon) of a table macro returning
     (rank, stage, db_id, example_id, question, sql_text, tables_used, score, threshold).
 -#}
-{% macro retrieve_examples_function() -%}
-  {{ return(adapter.dispatch('retrieve_examples_function', 'dbrouter')()) }}
+{% macro retrieve_examples_function(path='udf') -%}
+  {{ return(adapter.dispatch('retrieve_examples_function', 'dbrouter')(path)) }}
 {%- endmacro %}
 
-{% macro default__retrieve_examples_function() -%}
+{% macro default__retrieve_examples_function(path='udf') -%}
   {{ exceptions.raise_compiler_error("retrieve_examples_function: adapter " ~ adapter.type() ~ " is not supported yet (argument: none); DuckDB and Snowflake are supported") }}
 {%- endmacro %}
 
 {#- DuckDB: list functions give the word Jaccard of the expanded stage in one expression. -#}
-{% macro duckdb__retrieve_examples_function() -%}
-create or replace macro retrieve_examples(question, db, k := 3) as table
+{% macro duckdb__retrieve_examples_function(path='udf') -%}
+create or replace macro retrieve_examples_{{ path }}(question, db, k := 3) as table
+{%- if path == 'sql' %}
+with recursive q as (
+    select
+        cast(question as varchar) as q_text,
+        lower(trim(cast(question as varchar))) as q_exact,
+        dbrouter_sql_normalize_question(left(cast(question as varchar), {{ dbrouter.get_var('dbrouter__max_question_chars') | int }})) as q_norm
+    where nullif(trim(cast(question as varchar)), '') is not null
+),
+q_texts as (
+    select 'i' as text_id, dbrouter_sql_content_text(q_text) as text from q
+    union all
+    select 'n', dbrouter_sql_content_text(q_norm) from q
+),
+{{ dbrouter.static_text_vectors_step('q_texts', 'q_static') }},
+vec as (
+    select q.*, cast((select v_list from q_static where text_id = 'i') as float[{{ dbrouter.get_var('dbrouter__embedding_dim') | int }}]) as v_i,
+        cast((select v_list from q_static where text_id = 'n') as float[{{ dbrouter.get_var('dbrouter__embedding_dim') | int }}]) as v_n,
+        (select vector_label from {{ dbrouter.kb_relation('kb_static_model') }}) as model
+    from q
+),
+th as (
+    select static_normalized_threshold as normalized_threshold, static_main_clause_threshold as main_clause_threshold,
+        static_expanded_threshold as expanded_threshold
+    from {{ dbrouter.kb_relation('kb_example_thresholds') }}
+),
+{%- else %}
 with q as (
     select
         cast(question as varchar) as q_text,
@@ -30,14 +62,16 @@ vec as (
     from q
 ),
 th as (
-    select * from {{ dbrouter.kb_relation('kb_example_thresholds') }}
+    select normalized_threshold, main_clause_threshold, expanded_threshold
+    from {{ dbrouter.kb_relation('kb_example_thresholds') }}
 ),
+{%- endif %}
 ex as (
     select * from {{ dbrouter.kb_relation('kb_examples') }} where db is null or db_id = db
 ),
 d as (
     select e.source_id as example_id, e.doc_kind, e.embedding
-    from {{ dbrouter.kb_relation('kb_document_embeddings') }} as e, vec
+    from {{ dbrouter.kb_relation('kb_static_document_embeddings' if path == 'sql' else 'kb_document_embeddings') }} as e, vec
     where e.doc_kind like 'example%' and (db is null or e.db_id = db) and e.embedding_model = vec.model
 ),
 sims as (
@@ -92,7 +126,10 @@ limit greatest(coalesce(k, 3), 1)
 {#- Snowflake: a SQL UDTF; the word Jaccard of the expanded stage uses SPLIT, ARRAY_DISTINCT,
     ARRAY_INTERSECTION and ARRAY_CAT; questions are embedded by embed_sql and vectors matched by
     the build's label; LIMIT takes no expression, so the rank is filtered. -#}
-{% macro snowflake__retrieve_examples_function() -%}
+{% macro snowflake__retrieve_examples_function(path='udf') -%}
+{%- if path != 'udf' -%}
+  {{ exceptions.raise_compiler_error("retrieve_examples_function: adapter " ~ adapter.type() ~ ", argument path '" ~ path ~ "': Snowflake has the UDF path only (the pure-SQL path is DuckDB's)") }}
+{%- endif -%}
 create or replace function {{ dbrouter.snowflake_kb_schema() }}.retrieve_examples(question varchar, db varchar, k number default 3)
 returns table (rank integer, stage varchar, db_id varchar, example_id varchar, question varchar, sql_text varchar,
     tables_used array, score double, threshold double)

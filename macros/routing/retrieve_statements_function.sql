@@ -2,34 +2,70 @@
   `retrieve_statements(question, db, k := 4)`: sub-string based retrieval (SbR) of domain
   statements (see create_retrieval_functions for the method).
 
+  Args:
+    path: 'udf' (canonicalisation, sub-strings and vectors from the UDFs) or 'sql' (the same in
+      SQL: canonicalize_text, the words of python_udfs.text.words, static_text_vectors_step over
+      kb_static_document_embeddings).
+
   Consumes: kb_domain_statements, kb_document_embeddings; UDFs dbrouter_canonicalize(),
-    dbrouter_substrings(), embed(), dbrouter_embedder().
+    dbrouter_substrings(), embed(), dbrouter_embedder() (path 'udf'), or
+    kb_static_document_embeddings, kb_static_pieces, kb_static_model (path 'sql').
   Produces: the CREATE MACRO statement (no trailing semicolon) of a table macro returning
     (rank, db_id, statement_id, statement_text, expression, snippet, structure_status, score, matched_text).
 -#}
-{% macro retrieve_statements_function() -%}
-  {{ return(adapter.dispatch('retrieve_statements_function', 'dbrouter')()) }}
+{% macro retrieve_statements_function(path='udf') -%}
+  {{ return(adapter.dispatch('retrieve_statements_function', 'dbrouter')(path)) }}
 {%- endmacro %}
 
-{% macro default__retrieve_statements_function() -%}
+{% macro default__retrieve_statements_function(path='udf') -%}
   {{ exceptions.raise_compiler_error("retrieve_statements_function: adapter " ~ adapter.type() ~ " is not supported yet (argument: none); DuckDB and Snowflake are supported") }}
 {%- endmacro %}
 
 {#- DuckDB: the sub-strings come from a list-returning Python UDF, are unnested and embedded by
     the arrow UDF in one vectorised call. -#}
-{% macro duckdb__retrieve_statements_function() -%}
-create or replace macro retrieve_statements(question, db, k := 4) as table
-with st as (
+{% macro duckdb__retrieve_statements_function(path='udf') -%}
+create or replace macro retrieve_statements_{{ path }}(question, db, k := 4) as table
+{{ 'with recursive' if path == 'sql' else 'with' }} st as (
     select
         ds.statement_id, ds.db_id, ds.statement_text, ds.expression, ds.snippet,
         ds.structure_status, ds.retrieval_text, ds.retrieval_words, e.embedding
     from {{ dbrouter.kb_relation('kb_domain_statements') }} as ds
+{%- if path == 'sql' %}
+    join {{ dbrouter.kb_relation('kb_static_document_embeddings') }} as e on e.document_id = 'statement:' || ds.statement_id
+    where (db is null or ds.db_id = db)
+{%- else %}
     join {{ dbrouter.kb_relation('kb_document_embeddings') }} as e on e.document_id = 'statement:' || ds.statement_id
     where (db is null or ds.db_id = db) and e.embedding_model = dbrouter_embedder()
+{%- endif %}
 ),
 bounds as (
     select greatest(min(retrieval_words) - {{ dbrouter.get_var('dbrouter__sbr_window') | int }}, 1) as lo, max(retrieval_words) + {{ dbrouter.get_var('dbrouter__sbr_window') | int }} as hi from st
 ),
+{%- if path == 'sql' %}
+toks as (
+    select list_filter(regexp_extract_all(
+            dbrouter_sql_canonicalize(left(cast(question as varchar), {{ dbrouter.get_var('dbrouter__max_question_chars') | int }})),
+            '[\p{L}\p{N}_''’%-]+'),
+        lambda t: regexp_matches(t, '[\p{L}\p{N}_]')) as t
+),
+sub_all as (
+    select n, i, array_to_string(t[i + 1:i + n], ' ') as sub_text
+    from (select t, n, unnest(range(len(t) - n + 1)) as i
+          from (select t, unnest(range(bounds.lo, least(len(t), bounds.hi) + 1)) as n from toks, bounds
+                where bounds.lo is not null))
+),
+subs as (
+    select row_number() over (order by n, i) as text_id, dbrouter_sql_content_text(sub_text) as text, sub_text, n as n_words
+    from (select *, row_number() over (partition by lower(sub_text) order by n, i) as seen from sub_all)
+    where seen = 1
+    order by n, i
+    limit 400
+),
+{{ dbrouter.static_text_vectors_step('subs', 'sub_static') }},
+sub_vectors as (
+    select s.sub_text, s.n_words, cast(v.v_list as float[{{ dbrouter.get_var('dbrouter__embedding_dim') | int }}]) as v from subs as s join sub_static as v on v.text_id = s.text_id
+),
+{%- else %}
 subs as (
     select unnest(dbrouter_substrings(
         dbrouter_canonicalize(left(cast(question as varchar), {{ dbrouter.get_var('dbrouter__max_question_chars') }})),
@@ -40,6 +76,7 @@ subs as (
 sub_vectors as (
     select sub.text as sub_text, sub.n_words as n_words, embed(sub.text) as v from subs
 ),
+{%- endif %}
 pairs as (
     select st.statement_id, sv.sub_text, {{ dbrouter.cosine_similarity('st.embedding', 'sv.v') }} as sim
     from st
@@ -63,7 +100,10 @@ limit greatest(coalesce(k, 4), 1)
 {#- Snowflake: a SQL UDTF; the sub-strings come back from the Python UDF as an ARRAY of objects
     opened with FLATTEN, each embedded by embed_sql; vectors are matched by the build's label;
     LIMIT takes no expression, so the rank is filtered. -#}
-{% macro snowflake__retrieve_statements_function() -%}
+{% macro snowflake__retrieve_statements_function(path='udf') -%}
+{%- if path != 'udf' -%}
+  {{ exceptions.raise_compiler_error("retrieve_statements_function: adapter " ~ adapter.type() ~ ", argument path '" ~ path ~ "': Snowflake has the UDF path only (the pure-SQL path is DuckDB's)") }}
+{%- endif -%}
 {%- set w = dbrouter.get_var('dbrouter__sbr_window') | int -%}
 create or replace function {{ dbrouter.snowflake_kb_schema() }}.retrieve_statements(question varchar, db varchar, k number default 4)
 returns table (rank integer, db_id varchar, statement_id varchar, statement_text varchar, expression varchar,

@@ -130,6 +130,21 @@ def test_eval_route_on_a_small_benchmark(tmp_path):
     assert "eval route: mini-route, in-domain" in text and "shortlist alone" in text and "after re-rank" in text
 
 
+def test_eval_route_sql_path_is_recorded_beside_the_udf_path(tmp_path):
+    bench = mini_benchmark(tmp_path)
+    md = tmp_path / "BENCH.md"
+    for path in ("udf", "sql"):
+        proc = run_cli("eval", "route", "--benchmark", str(bench), "--setting", "in-domain", "--json", "--path", path,
+                       "--workdir", str(tmp_path / "work"), "--write", str(md))
+        out = json.loads(proc.stdout.strip().splitlines()[-1])
+        assert out["path"] == path and out["n"] == 6
+        assert out["r1"] >= 5 / 6  # in-domain: every test question is also a train example
+    text = md.read_text()
+    assert "<!-- dbrouter:eval route mini-route in-domain -->" in text
+    assert "<!-- dbrouter:eval route mini-route in-domain sql-path -->" in text
+    assert "eval route: mini-route, in-domain, pure-SQL path" in text and "--path sql" in text
+
+
 def test_eval_statements_and_examples_on_a_small_benchmark(tmp_path):
     bench = mini_benchmark(tmp_path)
     md = tmp_path / "BENCH.md"

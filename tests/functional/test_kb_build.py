@@ -90,12 +90,15 @@ def test_route_functions_refuse_a_different_embedder(built_kb):
 
     with pytest.raises(EmbedderMismatch, match="built with embedder hash but the embedder argument"):
         dbrouter.connect(built_kb["warehouse"], embedder="minilm")
-    # a client that registers the UDFs itself with another embedder gets a reason, not a wrong answer
+    # a client that registers the UDFs itself with another embedder gets a reason from the UDF path,
+    # not a wrong answer; the plain names it did not shadow are the pure-SQL path, which needs no UDF
     con = duckdb.connect(str(built_kb["warehouse"]), read_only=True)
     try:
         register_udfs(con, "minilm")
-        out = json.loads(con.execute("select route_query_json('singers')").fetchall()[0][0])
+        out = json.loads(con.execute("select route_query_json_udf('singers')").fetchall()[0][0])
         assert out["ranking"] == [] and "no documents embedded with model minilm" in out["reason"]
+        out = json.loads(con.execute("select route_query_json('singers')").fetchall()[0][0])
+        assert out["path"] == "sql" and out["ranking"] and out["reason"] is None
     finally:
         con.close()
 

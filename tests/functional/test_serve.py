@@ -88,7 +88,10 @@ def test_psycopg_session_with_probes_params_and_vectors(served):
             cur.execute("select route_query(%s)", [SINGERS])
             assert cur.fetchone() == ("singer",)
         cur.execute("select route_query_json(%s, 2)", [SINGERS])
-        assert '"singer"' in cur.fetchone()[0]
+        answer = cur.fetchone()[0]
+        assert '"singer"' in answer and '"path":"udf"' in answer  # serve answers with the UDF path
+        cur.execute("select route_query_json_sql(%s, 2)", [SINGERS])
+        assert '"path":"sql"' in cur.fetchone()[0]  # and the pure-SQL one when named
         con.commit()
 
 

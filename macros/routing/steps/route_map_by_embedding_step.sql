@@ -6,17 +6,21 @@
 
   Args:
     question: SQL expression of the question.
+    path: 'udf' (content words, spans and span vectors from the UDFs) or 'sql' (the same in SQL:
+      dbrouter_sql_content_words, dbrouter_sql_question_spans of create_sql_text_functions, and
+      the span vectors of static_text_vectors_step).
 
   Consumes: CTE candidates (db_id) from route_shortlist_step; kb_column_phrases;
-    UDFs dbrouter_content_words(), dbrouter_question_spans(), embed_phrase(), dbrouter_embedder().
+    UDFs dbrouter_content_words(), dbrouter_question_spans(), embed_phrase(), dbrouter_embedder()
+    (path 'udf') or the dbrouter_sql_* macros, kb_static_pieces, kb_static_model (path 'sql').
   Produces CTEs: words, spans, span_words, span_hits, span_mappings (internal), then
     cand_words and mapped as defined by route_mapping_contract.
 -#}
-{% macro route_map_by_embedding_step(question) -%}
-  {{ return(adapter.dispatch('route_map_by_embedding_step', 'dbrouter')(question)) }}
+{% macro route_map_by_embedding_step(question, path='udf') -%}
+  {{ return(adapter.dispatch('route_map_by_embedding_step', 'dbrouter')(question, path)) }}
 {%- endmacro %}
 
-{% macro default__route_map_by_embedding_step(question) -%}
+{% macro default__route_map_by_embedding_step(question, path='udf') -%}
   {{ exceptions.raise_compiler_error("route_map_by_embedding_step: adapter " ~ adapter.type() ~ " is not supported yet (argument question: " ~ question ~ "); DuckDB and Snowflake are supported") }}
 {%- endmacro %}
 
@@ -24,16 +28,35 @@
     use list_has_all over the precomputed label/value tokens. A span the phrase model knows no
     token of embeds to a zero vector, whose cosine is NaN; DuckDB orders NaN above every number,
     so `NaN >= threshold` held and such a span mapped to every column: NaN counts as no match. -#}
-{% macro duckdb__route_map_by_embedding_step(question) -%}
+{% macro duckdb__route_map_by_embedding_step(question, path='udf') -%}
 {%- set maxc = dbrouter.get_var('dbrouter__max_question_chars') | int -%}
+{%- set maxw = dbrouter.get_var('dbrouter__phrase_max_words') | int -%}
+{%- if path == 'sql' %}
+words as materialized (
+    select dbrouter_sql_content_words(left(cast({{ question }} as varchar), {{ maxc }})) as w
+),
+span_texts as materialized (
+    select span as text_id, span as text, word_idx
+    from dbrouter_sql_question_spans(left(cast({{ question }} as varchar), {{ maxc }}))
+),
+{{ dbrouter.static_text_vectors_step('span_texts', 'span_vectors') }},
+spans as materialized (
+    select st.text as span, st.word_idx, string_split(st.text, ' ') as toks, cast(sv.v_list as float[{{ dbrouter.get_var('dbrouter__embedding_dim') | int }}]) as v
+    from span_texts as st
+    left join span_vectors as sv on sv.text_id = st.text_id
+),
+{%- elif path == 'udf' %}
 words as materialized (
     select coalesce(dbrouter_content_words(left(cast({{ question }} as varchar), {{ maxc }})), []) as w
 ),
 spans as materialized (
     select s.span, s.words as word_idx, string_split(s.span, ' ') as toks, embed_phrase(s.span) as v
     from (select unnest(dbrouter_question_spans(left(cast({{ question }} as varchar), {{ maxc }}),
-        {{ dbrouter.get_var('dbrouter__phrase_max_words') | int }})) as s)
+        {{ maxw }})) as s)
 ),
+{%- else %}
+  {{ exceptions.raise_compiler_error("route_map_by_embedding_step: adapter " ~ adapter.type() ~ ", argument path must be 'udf' or 'sql', got " ~ path) }}
+{%- endif %}
 span_words as (
     select db_id, word_index, words.w[word_index + 1] as phrase
     from (select c.db_id, unnest(range(len(words.w))) as word_index from candidates as c, words), words
@@ -44,7 +67,7 @@ span_hits as (
         {{ dbrouter.cosine_similarity('c.embedding', 'sp.v') }} as cos
     from candidates as cand
     join {{ dbrouter.kb_relation('kb_column_phrases') }} as c
-      on c.db_id = cand.db_id and c.phrase_model = dbrouter_embedder()
+      on c.db_id = cand.db_id and c.phrase_model = {{ dbrouter._phrase_model(path) }}
     cross join spans as sp
 ),
 span_mappings as (
@@ -65,7 +88,10 @@ span_mappings as (
     opened with LATERAL FLATTEN; list_has_all(a, b) is "ARRAY_EXCEPT(b, a) is empty"; NaN (a span
     with no known token) counts as no match, as on DuckDB. Ties of the best span pick the longer
     span text (MAX_BY is not deterministic on ties, ROW_NUMBER is). -#}
-{% macro snowflake__route_map_by_embedding_step(question) -%}
+{% macro snowflake__route_map_by_embedding_step(question, path='udf') -%}
+{%- if path != 'udf' -%}
+  {{ exceptions.raise_compiler_error("route_map_by_embedding_step: adapter " ~ adapter.type() ~ ", argument path '" ~ path ~ "': Snowflake has the UDF path only (the pure-SQL path is DuckDB's)") }}
+{%- endif -%}
 {%- set maxc = dbrouter.get_var('dbrouter__max_question_chars') | int -%}
 words as (
     select coalesce(dbrouter_content_words(left(cast({{ question }} as varchar), {{ maxc }})), array_construct()) as w
@@ -111,4 +137,15 @@ span_mappings as (
     where rn = 1
 ),
 {{ dbrouter.route_mapping_contract('span_words', 'span_mappings') }}
+{%- endmacro %}
+
+{#- The kb_column_phrases.phrase_model a path compares with: the UDF's embedder name, or the
+    one the KB recorded for the pure-SQL path (kb_column_phrases holds phrase-embedder vectors,
+    which are the static model's). -#}
+{% macro _phrase_model(path) -%}
+{%- if path == 'sql' -%}
+(select embedder from {{ dbrouter.kb_relation('kb_static_model') }})
+{%- else -%}
+dbrouter_embedder()
+{%- endif -%}
 {%- endmacro %}

@@ -9,24 +9,26 @@
 
   Args:
     mappings: SQL expression of the JSON text (NULL = no mappings).
+    path: 'udf' (phrase vectors from embed_phrase()) or 'sql' (from static_text_vectors_step).
 
   Consumes: CTE candidates (db_id) from route_shortlist_step; kb_column_phrases;
-    UDFs embed_phrase(), dbrouter_embedder().
+    UDFs embed_phrase(), dbrouter_embedder() (path 'udf') or kb_static_pieces, kb_static_model
+    (path 'sql').
   Produces CTEs: given, given_phrases, given_words, phrase_vectors, given_mappings (internal), then
     cand_words and mapped as defined by route_mapping_contract (is_exact is always false).
 -#}
-{% macro route_map_from_json_step(mappings) -%}
-  {{ return(adapter.dispatch('route_map_from_json_step', 'dbrouter')(mappings)) }}
+{% macro route_map_from_json_step(mappings, path='udf') -%}
+  {{ return(adapter.dispatch('route_map_from_json_step', 'dbrouter')(mappings, path)) }}
 {%- endmacro %}
 
-{% macro default__route_map_from_json_step(mappings) -%}
+{% macro default__route_map_from_json_step(mappings, path='udf') -%}
   {{ exceptions.raise_compiler_error("route_map_from_json_step: adapter " ~ adapter.type() ~ " is not supported yet (argument mappings: " ~ mappings ~ "); DuckDB and Snowflake are supported") }}
 {%- endmacro %}
 
 {#- DuckDB: from_json with a structure string turns the array into typed rows in one call. A
     phrase the phrase model knows no token of has a zero vector and a NaN cosine; the mapping was
     given, so it stands, with similarity 0 (NaN would poison the semantic score's mean). -#}
-{% macro duckdb__route_map_from_json_step(mappings) -%}
+{% macro duckdb__route_map_from_json_step(mappings, path='udf') -%}
 given as materialized (
     select m.db_id, m.phrase, m.table_name, m.column_name
     from (select unnest(from_json(coalesce({{ mappings }}, '[]'),
@@ -47,9 +49,19 @@ given_words as materialized (
         where not exists (select 1 from given_phrases as own where own.db_id = c.db_id)
     )
 ),
+{%- if path == 'sql' %}
+phrase_texts as (
+    select distinct phrase as text_id, phrase as text from given_phrases
+),
+{{ dbrouter.static_text_vectors_step('phrase_texts', 'phrase_static') }},
+phrase_vectors as (
+    select t.text_id as phrase, cast(s.v_list as float[{{ dbrouter.get_var('dbrouter__embedding_dim') | int }}]) as v from phrase_texts as t left join phrase_static as s on s.text_id = t.text_id
+),
+{%- else %}
 phrase_vectors as (
     select phrase, embed_phrase(phrase) as v from (select distinct phrase from given_phrases)
 ),
+{%- endif %}
 given_mappings as (
     select gw.db_id, gw.word_index, c.table_name, c.column_name, c.component, c.declared_component,
         coalesce(nullif({{ dbrouter.cosine_similarity('c.embedding', 'pv.v') }}, 'NaN'::float), 0) as similarity,
@@ -59,14 +71,17 @@ given_mappings as (
     join phrase_vectors as pv on pv.phrase = gw.phrase
     join {{ dbrouter.kb_relation('kb_column_phrases') }} as c
       on c.db_id = g.db_id and lower(c.table_name) = lower(g.table_name) and lower(c.column_name) = lower(g.column_name)
-     and c.phrase_model = dbrouter_embedder()
+     and c.phrase_model = {{ dbrouter._phrase_model(path) }}
 ),
 {{ dbrouter.route_mapping_contract('given_words', 'given_mappings') }}
 {%- endmacro %}
 
 {#- Snowflake: the JSON array is parsed with PARSE_JSON and opened with FLATTEN (a VARIANT per
     mapping); NaN cosines count 0 as on DuckDB. -#}
-{% macro snowflake__route_map_from_json_step(mappings) -%}
+{% macro snowflake__route_map_from_json_step(mappings, path='udf') -%}
+{%- if path != 'udf' -%}
+  {{ exceptions.raise_compiler_error("route_map_from_json_step: adapter " ~ adapter.type() ~ ", argument path '" ~ path ~ "': Snowflake has the UDF path only (the pure-SQL path is DuckDB's)") }}
+{%- endif -%}
 given as (
     select m.value:db_id::varchar as db_id, m.value:phrase::varchar as phrase,
         m.value:table_name::varchar as table_name, m.value:column_name::varchar as column_name

@@ -6,34 +6,53 @@
   Args:
     question: SQL expression of the question (cast to VARCHAR, cut to dbrouter__max_question_chars).
     depth: SQL expression of how many databases go on to the re-rank (NULL = dbrouter__shortlist_k).
+    path: 'udf' (the question embedded by the embed() UDF, compared with kb_document_embeddings)
+      or 'sql' (no UDF: the static vector of the question's content words, dbrouter_sql_content_text
+      and static_text_vectors_step, compared with kb_static_document_embeddings, which embed the
+      documents' content words; the entry point opens with `with recursive`).
 
-  Consumes: kb_document_embeddings, kb_routing_calibration; UDFs embed(), dbrouter_embedder().
+  Consumes: kb_document_embeddings or kb_static_document_embeddings, kb_routing_calibration;
+    UDFs embed(), dbrouter_embedder() (path 'udf') or kb_static_pieces, kb_static_model (path 'sql').
   Produces CTEs (comma-separated, no leading WITH):
     q          (v, model)                                       the question's vector
     shortlist  (db_id, s_database, s_table, s_column, s_example, top_table, top_column,
                 top_example_sql, s_schema, score, shortlist_rank)   every database, ranked
     candidates (db_id, score, shortlist_rank)                   the top `depth` of shortlist
 -#}
-{% macro route_shortlist_step(question, depth) -%}
-  {{ return(adapter.dispatch('route_shortlist_step', 'dbrouter')(question, depth)) }}
+{% macro route_shortlist_step(question, depth, path='udf') -%}
+  {{ return(adapter.dispatch('route_shortlist_step', 'dbrouter')(question, depth, path)) }}
 {%- endmacro %}
 
-{% macro default__route_shortlist_step(question, depth) -%}
+{% macro default__route_shortlist_step(question, depth, path='udf') -%}
   {{ exceptions.raise_compiler_error("route_shortlist_step: adapter " ~ adapter.type() ~ " is not supported yet (argument question: " ~ question ~ "); DuckDB and Snowflake are supported") }}
 {%- endmacro %}
 
 {#- DuckDB: list_avg(max(x, n)) averages the top n per group in one pass, and `materialized`
     keeps the question embedding and the ranking from being recomputed per reference. Every
     arg_max orders by (value, label) so that ties pick the same label on every run. -#}
-{% macro duckdb__route_shortlist_step(question, depth) -%}
+{% macro duckdb__route_shortlist_step(question, depth, path='udf') -%}
 {%- set w_ex = dbrouter.get_var('dbrouter__weight_example') | float -%}
+{%- set maxc = dbrouter.get_var('dbrouter__max_question_chars') | int -%}
+{%- if path == 'sql' %}
+q_text as (
+    select 0 as text_id, dbrouter_sql_content_text(left(cast({{ question }} as varchar), {{ maxc }})) as text
+),
+{{ dbrouter.static_text_vectors_step('q_text', 'q_vec') }},
 q as materialized (
-    select embed(left(cast({{ question }} as varchar), {{ dbrouter.get_var('dbrouter__max_question_chars') | int }})) as v,
+    select cast((select v_list from q_vec) as float[{{ dbrouter.get_var('dbrouter__embedding_dim') | int }}]) as v,
+        (select vector_label from {{ dbrouter.kb_relation('kb_static_model') }}) as model
+),
+{%- elif path == 'udf' %}
+q as materialized (
+    select embed(left(cast({{ question }} as varchar), {{ maxc }})) as v,
         dbrouter_embedder() as model
 ),
+{%- else %}
+  {{ exceptions.raise_compiler_error("route_shortlist_step: adapter " ~ adapter.type() ~ ", argument path must be 'udf' or 'sql', got " ~ path) }}
+{%- endif %}
 hits as (
     select d.db_id, d.doc_kind, d.doc_label, {{ dbrouter.cosine_similarity('d.embedding', 'q.v') }} as sim
-    from {{ dbrouter.kb_relation('kb_document_embeddings') }} as d, q
+    from {{ dbrouter.kb_relation('kb_static_document_embeddings' if path == 'sql' else 'kb_document_embeddings') }} as d, q
     where q.v is not null and d.embedding_model = q.model
       and d.doc_kind in ('database', 'table', 'column', 'example')
 ),
@@ -52,7 +71,7 @@ per_db as (
 ),
 fused as (
     select *,
-        (s_schema + {{ w_ex }} * coalesce(s_example, s_schema + (select coalesce(max(example_gap), 0)
+        (s_schema + {{ w_ex }} * coalesce(s_example, s_schema + (select coalesce(max({{ 'static_' if path == 'sql' else '' }}example_gap), 0)
             from {{ dbrouter.kb_relation('kb_routing_calibration') }})))
         / {{ 1.0 + w_ex }} as score
     from (select *, {{ dbrouter.schema_score('s_database', 's_table', 's_column') }} as s_schema from per_db)
@@ -72,7 +91,10 @@ candidates as materialized (
     DuckDB arg_max over (sim, label) does. The question is embedded by embed_sql (Cortex or the
     Python UDF) and compared with VECTOR_COSINE_SIMILARITY; vectors are matched by the label
     embedder_label() gives at build time. No `materialized` CTE hint exists: Snowflake decides. -#}
-{% macro snowflake__route_shortlist_step(question, depth) -%}
+{% macro snowflake__route_shortlist_step(question, depth, path='udf') -%}
+{%- if path != 'udf' -%}
+  {{ exceptions.raise_compiler_error("route_shortlist_step: adapter " ~ adapter.type() ~ ", argument path '" ~ path ~ "': Snowflake has the UDF path only (the pure-SQL path is DuckDB's)") }}
+{%- endif -%}
 {%- set w_ex = dbrouter.get_var('dbrouter__weight_example') | float -%}
 q as (
     select {{ dbrouter.embed_sql("left(cast(" ~ question ~ " as varchar), " ~ (dbrouter.get_var('dbrouter__max_question_chars') | int) ~ ")") }} as v,

@@ -10,37 +10,44 @@
 -- expanded_threshold    = min(P01(intra), stage 3) (stage 4: keeps 99% of an example's own
 --                                                   descriptor pairs)
 -- With no examples the thresholds are 1.0 and the cascade never fires.
+-- The static_* thresholds are the same over the static vectors (the pure-SQL path's cascade).
 {{ config(post_hook="{{ dbrouter.log_example_thresholds() }}") }}
-with emb as (
+{%- set spaces = [('', ref('kb_document_embeddings')), ('static_', ref('kb_static_document_embeddings'))] %}
+with
+{%- for p, rel in spaces %}
+{{ p }}emb as (
     select source_id as example_id, db_id, doc_kind, embedding
-    from {{ ref('kb_document_embeddings') }}
+    from {{ rel }}
     where doc_kind like 'example%'
 ),
-normalized as (
-    select * from emb where doc_kind = 'example_normalized'
+{{ p }}normalized as (
+    select * from {{ p }}emb where doc_kind = 'example_normalized'
 ),
-inter_normalized as (
+{{ p }}inter_normalized as (
     select a.example_id, max({{ dbrouter.cosine_similarity('a.embedding', 'b.embedding') }}) as sim
-    from normalized as a
-    join normalized as b on b.db_id = a.db_id and b.example_id <> a.example_id
+    from {{ p }}normalized as a
+    join {{ p }}normalized as b on b.db_id = a.db_id and b.example_id <> a.example_id
     group by 1
 ),
-intra as (
+{{ p }}intra as (
     select {{ dbrouter.cosine_similarity('a.embedding', 'b.embedding') }} as sim
-    from emb as a
-    join emb as b on b.example_id = a.example_id and a.doc_kind < b.doc_kind
+    from {{ p }}emb as a
+    join {{ p }}emb as b on b.example_id = a.example_id and a.doc_kind < b.doc_kind
 ),
-stats as (
+{{ p }}stats as (
     select
-        (select percentile_cont(0.95) within group (order by sim) from inter_normalized) as p95_inter_normalized,
-        (select percentile_cont(0.90) within group (order by sim) from inter_normalized) as p90_inter_normalized,
-        (select percentile_cont(0.01) within group (order by sim) from intra) as p01_intra,
-        (select count(distinct example_id) from emb) as n_examples
-)
+        (select percentile_cont(0.95) within group (order by sim) from {{ p }}inter_normalized) as p95_inter_normalized,
+        (select percentile_cont(0.90) within group (order by sim) from {{ p }}inter_normalized) as p90_inter_normalized,
+        (select percentile_cont(0.01) within group (order by sim) from {{ p }}intra) as p01_intra,
+        (select count(distinct example_id) from {{ p }}emb) as n_examples
+){{ "," if not loop.last }}
+{%- endfor %}
 select
-    n_examples,
-    cast(coalesce(p95_inter_normalized, 1.0) as double) as normalized_threshold,
-    cast(coalesce(p90_inter_normalized, 1.0) as double) as main_clause_threshold,
-    cast(least(coalesce(p01_intra, 1.0), coalesce(p90_inter_normalized, 1.0)) as double) as expanded_threshold,
+    stats.n_examples,
+{%- for p, _ in spaces %}
+    cast(coalesce({{ p }}stats.p95_inter_normalized, 1.0) as double) as {{ p }}normalized_threshold,
+    cast(coalesce({{ p }}stats.p90_inter_normalized, 1.0) as double) as {{ p }}main_clause_threshold,
+    cast(least(coalesce({{ p }}stats.p01_intra, 1.0), coalesce({{ p }}stats.p90_inter_normalized, 1.0)) as double) as {{ p }}expanded_threshold,
+{%- endfor %}
     current_timestamp as calibrated_at
-from stats
+from stats cross join static_stats

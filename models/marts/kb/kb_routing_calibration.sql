@@ -2,42 +2,52 @@
 -- example_gap = mean over examples of (max cosine to the other examples of its database
 --   - schema score of its database for it). A database without examples has its example
 --   signal imputed as schema score + example_gap, so having no examples is not a penalty.
-with emb as (
-    select * from {{ ref('kb_document_embeddings') }}
+-- static_example_gap is the same over the static vectors (the pure-SQL path's shortlist).
+{%- set spaces = [('', ref('kb_document_embeddings')), ('static_', ref('kb_static_document_embeddings'))] %}
+with
+{%- for p, rel in spaces %}
+{{ p }}emb as (
+    select * from {{ rel }}
 ),
-ex as (
-    select document_id, db_id, embedding from emb where doc_kind = 'example'
+{{ p }}ex as (
+    select document_id, db_id, embedding from {{ p }}emb where doc_kind = 'example'
 ),
-hits as (
+{{ p }}hits as (
     select
         ex.document_id, d.doc_kind,
         {{ dbrouter.cosine_similarity('d.embedding', 'ex.embedding') }} as sim
-    from ex
-    join emb as d on d.db_id = ex.db_id and d.doc_kind in ('database', 'table', 'column')
+    from {{ p }}ex as ex
+    join {{ p }}emb as d on d.db_id = ex.db_id and d.doc_kind in ('database', 'table', 'column')
 ),
-ranked as (
+{{ p }}ranked as (
     select *, row_number() over (partition by document_id, doc_kind order by sim desc) as rn
-    from hits
+    from {{ p }}hits
 ),
-schema_scores as (
+{{ p }}schema_scores as (
     select
         document_id,
         {{ dbrouter.schema_score(
             "max(case when doc_kind = 'database' then sim end)",
             "avg(case when doc_kind = 'table' and rn <= " ~ var('dbrouter__top_tables') ~ " then sim end)",
             "avg(case when doc_kind = 'column' and rn <= " ~ var('dbrouter__top_columns') ~ " then sim end)") }} as s_schema
-    from ranked
+    from {{ p }}ranked
     group by 1
 ),
-example_loo as (
+{{ p }}example_loo as (
     select a.document_id, max({{ dbrouter.cosine_similarity('a.embedding', 'b.embedding') }}) as s_example
-    from ex as a
-    join ex as b on b.db_id = a.db_id and b.document_id <> a.document_id
+    from {{ p }}ex as a
+    join {{ p }}ex as b on b.db_id = a.db_id and b.document_id <> a.document_id
     group by 1
-)
+),
+{{ p }}gap as (
+    select count(*) as n_examples_used, coalesce(avg(l.s_example - s.s_schema), 0) as example_gap
+    from {{ p }}example_loo as l
+    join {{ p }}schema_scores as s on s.document_id = l.document_id
+){{ "," if not loop.last }}
+{%- endfor %}
 select
-    count(*) as n_examples_used,
-    coalesce(avg(l.s_example - s.s_schema), 0) as example_gap,
+    gap.n_examples_used,
+    gap.example_gap,
+    static_gap.example_gap as static_example_gap,
     current_timestamp as calibrated_at
-from example_loo as l
-join schema_scores as s on s.document_id = l.document_id
+from gap cross join static_gap

@@ -15,6 +15,13 @@
 -- depends_on: {{ ref('kb_examples') }}
 -- depends_on: {{ ref('kb_example_thresholds') }}
 -- depends_on: {{ ref('kb_domain_statements') }}
+{#- the pure-SQL path's tables (DuckDB only) -#}
+{% if target.type == 'duckdb' %}
+-- depends_on: {{ ref('kb_static_document_embeddings') }}
+-- depends_on: {{ ref('kb_static_model') }}
+-- depends_on: {{ ref('kb_static_pieces') }}
+-- depends_on: {{ ref('kb_stop_words') }}
+{% endif %}
 {%- set functions = [
     ('route_query', 'scalar', 'route_query(question)', 'the db_id that best answers the question, or NULL'),
     ('route_query_json', 'scalar', 'route_query_json(question, k := 5)', 'JSON {question, ranking, reason}'),
