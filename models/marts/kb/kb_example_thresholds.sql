@@ -12,7 +12,9 @@
 -- With no examples the thresholds are 1.0 and the cascade never fires.
 -- The static_* thresholds are the same over the static vectors (the pure-SQL path's cascade).
 {{ config(post_hook="{{ dbrouter.log_example_thresholds() }}") }}
-{%- set spaces = [('', ref('kb_document_embeddings')), ('static_', ref('kb_static_document_embeddings'))] %}
+{#- the static space exists where the pure-SQL path does (DuckDB) -#}
+{%- set spaces = [('', ref('kb_document_embeddings'))] + ([('static_', ref('kb_static_document_embeddings'))]
+                  if target.type == 'duckdb' else []) %}
 with
 {%- for p, rel in spaces %}
 {{ p }}emb as (
@@ -50,4 +52,4 @@ select
     cast(least(coalesce({{ p }}stats.p01_intra, 1.0), coalesce({{ p }}stats.p90_inter_normalized, 1.0)) as double) as {{ p }}expanded_threshold,
 {%- endfor %}
     current_timestamp as calibrated_at
-from stats cross join static_stats
+from stats{% if spaces | length > 1 %} cross join static_stats{% endif %}

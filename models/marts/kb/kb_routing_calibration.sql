@@ -3,7 +3,9 @@
 --   - schema score of its database for it). A database without examples has its example
 --   signal imputed as schema score + example_gap, so having no examples is not a penalty.
 -- static_example_gap is the same over the static vectors (the pure-SQL path's shortlist).
-{%- set spaces = [('', ref('kb_document_embeddings')), ('static_', ref('kb_static_document_embeddings'))] %}
+{#- the static space exists where the pure-SQL path does (DuckDB) -#}
+{%- set spaces = [('', ref('kb_document_embeddings'))] + ([('static_', ref('kb_static_document_embeddings'))]
+                  if target.type == 'duckdb' else []) %}
 with
 {%- for p, rel in spaces %}
 {{ p }}emb as (
@@ -48,6 +50,8 @@ with
 select
     gap.n_examples_used,
     gap.example_gap,
+{%- if spaces | length > 1 %}
     static_gap.example_gap as static_example_gap,
+{%- endif %}
     current_timestamp as calibrated_at
-from gap cross join static_gap
+from gap{% if spaces | length > 1 %} cross join static_gap{% endif %}

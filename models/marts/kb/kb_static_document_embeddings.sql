@@ -1,3 +1,6 @@
+{{ config(enabled=(target.type == 'duckdb')) }}
+{#- The pure-SQL query path is DuckDB's; Snowflake routes through its own SQL functions. -#}
+{% if target.type == 'duckdb' %}
 -- Current documents with their static vectors: what the pure-SQL path's shortlist and
 -- retrieval search (the UDF path searches kb_document_embeddings).
 select
@@ -7,3 +10,4 @@ from {{ ref('kb_documents') }} as d
 join {{ ref('kb_static_embedding_cache') }} as c
   on c.content_hash = d.content_hash and c.embedding_model = dbrouter_static_model() || '/content-words'
 where c.embedding is not null
+{% endif %}

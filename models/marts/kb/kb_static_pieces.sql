@@ -1,3 +1,6 @@
+{{ config(enabled=(target.type == 'duckdb')) }}
+{#- The pure-SQL query path is DuckDB's; Snowflake routes through its own SQL functions. -#}
+{% if target.type == 'duckdb' %}
 -- depends_on: {{ ref('kb_documents') }}
 -- depends_on: {{ ref('kb_column_phrases') }}
 -- The static phrase embedder as a table, so that a plain DuckDB client can embed a question in
@@ -26,4 +29,5 @@ select piece, dbrouter_static_piece_vector(piece) as embedding from features
     select unnest(dbrouter_static_pieces()) as piece
 )
 select piece, dbrouter_static_piece_vector(piece) as embedding from pieces
+{% endif %}
 {% endif %}
