@@ -5,7 +5,6 @@ for by name."""
 
 from __future__ import annotations
 
-import csv
 import json
 import shutil
 import subprocess
@@ -39,9 +38,9 @@ CORPUS = [
 
 
 def demo_questions() -> list[str]:
-    """The demo's example questions (seeds/examples.csv, three per database)."""
-    with open(ROOT / "seeds" / "examples.csv", encoding="utf-8") as fh:
-        return [row["question"] for row in csv.DictReader(fh)]
+    """The demo's example questions (demo/examples.jsonl, three per database)."""
+    with open(ROOT / "demo" / "examples.jsonl", encoding="utf-8") as fh:
+        return [json.loads(line)["question"] for line in fh if line.strip()]
 
 
 @pytest.fixture(scope="module")
