@@ -58,7 +58,8 @@ def test_sql_failure_inside_duckdb_is_one_error_line(built_kb, tmp_path):
     broken = tmp_path / "broken.duckdb"
     shutil.copyfile(built_kb["warehouse"], broken)
     con = duckdb.connect(str(broken))  # a function failing at query time, as a UDF that cannot load does
-    con.execute("create or replace macro route_query_json(question, k := 5) as (select error('simulated failure'))")
+    # the CLI's connection routes through the UDF path (temp macros over route_query_json_udf)
+    con.execute("create or replace macro route_query_json_udf(question, k := 5) as (select error('simulated failure'))")
     con.close()
     line = _one_error_line(run_cli("route", "--warehouse", str(broken), "q", check=False))
     assert "simulated failure" in line and "dbrouter build" in line and "--embedder" in line
