@@ -74,6 +74,7 @@ UDF_NAMES = ("embed", "dbrouter_cosine", "dbrouter_embedder", "dbrouter_canonica
 # each prints a progress line (DuckDB hands arrow UDFs up to 2,048 rows; a small KB's documents
 # come in batches of a few hundred, and their first batch includes loading the model).
 PROGRESS_MIN_BATCH = 100
+_ANNOUNCED: set[str] = set()  # embedders whose first bulk batch was announced in this process
 
 def register_udfs(conn: duckdb.DuckDBPyConnection, embedder: str | None = None) -> None:
     """Register the dbrouter UDFs on ``conn`` (idempotent).
@@ -98,8 +99,10 @@ def register_udfs(conn: duckdb.DuckDBPyConnection, embedder: str | None = None) 
         bulk = len(texts) >= PROGRESS_MIN_BATCH  # bulk embedding in a build, not a routed question
         if bulk and not progress["done"]:
             progress["started"] = time.time()
-            print(f"dbrouter embed: embedding documents with {name} (the first batch loads the model)",
-                  file=sys.stderr, flush=True)
+            if name not in _ANNOUNCED:  # once per process, not per connection
+                _ANNOUNCED.add(name)
+                print(f"dbrouter embed: embedding documents with {name} (the first batch loads the model)",
+                      file=sys.stderr, flush=True)
         out = embed_arrow(texts, get_embedder(name))
         if bulk:
             progress["done"] += len(texts)
