@@ -54,6 +54,10 @@ def pg():
     with postgres_server() as server:
         with psycopg.connect(server.dsn(), autocommit=True) as con:
             con.execute("create database shop")
+            con.execute("create database archive")
+        with psycopg.connect(server.dsn(database="archive"), autocommit=True) as con:
+            con.execute("create table old_invoice (invoice_no int primary key, total numeric)")
+            con.execute("comment on table old_invoice is 'invoices before 2010'")
         with psycopg.connect(server.dsn(database="shop"), autocommit=True) as con:
             for sql in SETUP:
                 con.execute(sql)
@@ -115,6 +119,16 @@ def test_filters_and_one_database_per_schema(pg):
     assert all(not c.samples for t in by_id["sales"].tables for c in t.columns)
     only, _ = read_server(_source(pg, id="crm", schemas=("sales",), include_tables=("customer",)), 3, 60)
     assert [(s.db_id, [t.name for t in s.tables]) for s in only] == [("crm", ["customer"])]
+
+
+def test_one_source_names_several_databases(pg):
+    with psycopg.connect(pg.dsn(database="archive"), autocommit=True) as con:
+        con.execute("grant select on old_invoice to reader")
+    snaps, issues = read_server(_source(pg, id="corp", databases=("shop", "archive")), 0, 60)
+    by_id = {s.db_id: s for s in snaps}
+    assert issues == [] and set(by_id) == {"corp_shop", "corp_archive"}
+    assert [(t.name, t.description) for t in by_id["corp_archive"].tables] == [("old_invoice", "invoices before 2010")]
+    assert {t.name for t in by_id["corp_shop"].tables} == {"settings"}  # the default schema only
 
 
 def test_bad_sources_are_reported_not_raised(pg):
