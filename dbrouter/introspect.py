@@ -115,8 +115,21 @@ def sample_values(fetch: Callable[[str], list[tuple]], relation: str, column: st
     col = quote_ident(column)
     sql = (f"SELECT DISTINCT {col} FROM (SELECT {col} FROM {relation} WHERE {col} IS NOT NULL "
            f"LIMIT {SAMPLE_SCAN_ROWS}) AS s LIMIT {n * 3}")
+    return distinct_samples(fetch(sql), n, chars)
+
+
+def distinct_samples(rows: Iterable[tuple], n: int, chars: int) -> list[str]:
+    """The first ``n`` distinct non-empty texts of one-column ``rows`` (binary values skipped).
+
+    Args:
+        rows: query result rows of one value each.
+        n: how many values; chars: cut each value to this length.
+
+    Returns:
+        The sample values as text.
+    """
     out: list[str] = []
-    for (value,) in fetch(sql):
+    for (value,) in rows:
         text = _sample_text(value, chars)
         if text and text not in out:
             out.append(text)

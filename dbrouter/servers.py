@@ -20,7 +20,7 @@ from typing import Any, Callable
 
 from dbrouter.errors import SourceError
 from dbrouter.sources import ServerSource
-from dbrouter.introspect import ColumnInfo, DatabaseSnapshot, ForeignKey, Issue, TableInfo, _sample_text, label_of
+from dbrouter.introspect import ColumnInfo, DatabaseSnapshot, ForeignKey, Issue, TableInfo, distinct_samples, label_of
 
 ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 SAMPLE_SCAN_ROWS = 10000
@@ -250,7 +250,8 @@ def _table(con, insp, schema: str, name: str, qualified: str, is_view: bool, n_s
                           col.get("comment") or None)
         if n_samples > 0 and count:
             try:
-                info.samples = _samples(con, sample_query(name, schema, col["name"], n_samples), n_samples, chars)
+                info.samples = distinct_samples(con.execute(sample_query(name, schema, col["name"], n_samples)),
+                                                n_samples, chars)
             except Exception as exc:  # noqa: BLE001 - e.g. a type without equality (json) in DISTINCT
                 con.rollback()
                 snap.issues.append(Issue(snap.db_id, f"{qualified}.{col['name']}", "warning",
@@ -277,17 +278,6 @@ def sample_query(table: str, schema: str | None, column_name: str, n: int):
     col = column(column_name)
     inner = select(col).select_from(rel).where(col.is_not(None)).limit(SAMPLE_SCAN_ROWS).subquery()
     return select(inner.c[0]).distinct().limit(n * 3)
-
-
-def _samples(con, query, n: int, chars: int) -> list[str]:
-    out: list[str] = []
-    for (value,) in con.execute(query).fetchall():
-        text = _sample_text(value, chars)
-        if text and text not in out:
-            out.append(text)
-        if len(out) >= n:
-            break
-    return out
 
 
 def _foreign_keys(insp, schema: str, name: str, qualified: str, home: str | None,
