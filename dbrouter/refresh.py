@@ -183,11 +183,24 @@ def fingerprint_snowflake(spec: SourceSpec, db_id: str) -> str:
     """
     from dbrouter.snowflake_source import read_snowflake
 
-    snap = read_snowflake(spec, db_id, 0, 0)
-    tables = [[t.name, t.description, [[c.name, c.data_type, c.is_primary_key, c.description] for c in t.columns]]
-              for t in snap.tables]
+    return snapshot_digest("snowflake", read_snowflake(spec, db_id, 0, 0))
+
+
+def snapshot_digest(source_type: str, snap) -> str:
+    """Hash of a snapshot's schema as a catalog reader sees it (no rows, no samples).
+
+    Args:
+        source_type: the source's type, part of the hash.
+        snap: a :class:`dbrouter.introspect.DatabaseSnapshot` read without samples.
+
+    Returns:
+        A hex sha256 of the tables and views (kind, description), their columns (type, key flag,
+        description) and the foreign keys.
+    """
+    tables = [[t.name, t.kind, t.description,
+               [[c.name, c.data_type, c.is_primary_key, c.description] for c in t.columns]] for t in snap.tables]
     keys = sorted([fk.table, fk.column, fk.ref_table, fk.ref_column or ""] for fk in snap.foreign_keys)
-    return _digest(["snowflake", tables, keys])
+    return _digest([source_type, tables, keys])
 
 
 def fingerprint_server(spec: SourceSpec) -> tuple[dict[str, str], dict[str, str]]:
@@ -203,12 +216,7 @@ def fingerprint_server(spec: SourceSpec) -> tuple[dict[str, str], dict[str, str]
     from dbrouter.servers import read_server
 
     snaps, issues = read_server(spec.server, 0, 0)
-    found = {}
-    for snap in snaps:
-        tables = [[t.name, t.kind, t.description,
-                   [[c.name, c.data_type, c.is_primary_key, c.description] for c in t.columns]] for t in snap.tables]
-        keys = sorted([fk.table, fk.column, fk.ref_table, fk.ref_column or ""] for fk in snap.foreign_keys)
-        found[snap.db_id] = _digest(["url", tables, keys])
+    found = {snap.db_id: snapshot_digest("url", snap) for snap in snaps}
     return found, {i.db_id: i.message for i in issues if i.severity == "error"}
 
 

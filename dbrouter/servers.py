@@ -137,8 +137,9 @@ def read_server(spec: ServerSource, n_samples: int, chars: int,
 
 def _engine(url: Any):
     from sqlalchemy import create_engine, event
+    from sqlalchemy.pool import NullPool
 
-    engine = create_engine(url, poolclass=_null_pool())
+    engine = create_engine(url, poolclass=NullPool)  # one connection per read, closed with the engine
     guards = SESSION_GUARDS.get(engine.dialect.name, ())
 
     @event.listens_for(engine, "connect")
@@ -151,12 +152,6 @@ def _engine(url: Any):
             dbapi_con.commit()
 
     return engine
-
-
-def _null_pool():
-    from sqlalchemy.pool import NullPool
-
-    return NullPool
 
 
 def _read_database(url: Any, spec: ServerSource, db_id: str, shown: str, n_samples: int, chars: int,
