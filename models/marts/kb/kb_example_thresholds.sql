@@ -12,9 +12,7 @@
 -- With no examples the thresholds are 1.0 and the cascade never fires.
 -- The static_* thresholds are the same over the static vectors (the pure-SQL path's cascade).
 {{ config(post_hook="{{ dbrouter.log_example_thresholds() }}") }}
-{#- the static space exists where the pure-SQL path does (DuckDB) -#}
-{%- set spaces = [('', ref('kb_document_embeddings'))] + ([('static_', ref('kb_static_document_embeddings'))]
-                  if target.type == 'duckdb' else []) %}
+{%- set spaces = dbrouter.embedding_spaces() %}
 with
 {%- for p, rel in spaces %}
 {{ p }}emb as (

@@ -3,9 +3,7 @@
 --   - schema score of its database for it). A database without examples has its example
 --   signal imputed as schema score + example_gap, so having no examples is not a penalty.
 -- static_example_gap is the same over the static vectors (the pure-SQL path's shortlist).
-{#- the static space exists where the pure-SQL path does (DuckDB) -#}
-{%- set spaces = [('', ref('kb_document_embeddings'))] + ([('static_', ref('kb_static_document_embeddings'))]
-                  if target.type == 'duckdb' else []) %}
+{%- set spaces = dbrouter.embedding_spaces() %}
 with
 {%- for p, rel in spaces %}
 {{ p }}emb as (
