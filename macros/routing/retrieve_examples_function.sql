@@ -85,34 +85,7 @@ sims as (
     from d, vec
     group by 1
 ),
-candidates as (
-    select 1 as stage, 'exact' as stage_name, ex.example_id, 1.0 as score, 1.0 as threshold
-    from ex, vec where lower(trim(ex.question)) = vec.q_exact
-    union all
-    select 2, 'normalized', s.example_id, s.s_norm, th.normalized_threshold
-    from sims as s, th where s.s_norm >= th.normalized_threshold
-    union all
-    select 3, 'main_clause', s.example_id, s.s_norm_any, th.main_clause_threshold
-    from sims as s, th where s.s_norm_any >= th.main_clause_threshold
-    union all
-    select 4, 'expanded', s.example_id,
-        0.5 * s.s_any + 0.5 * (
-            len(list_intersect(list_distinct(string_split(vec.q_norm, ' ')), list_distinct(string_split(ex.normalized_question, ' '))))
-            / greatest(len(list_distinct(list_concat(string_split(vec.q_norm, ' '), string_split(ex.normalized_question, ' ')))), 1)),
-        th.expanded_threshold
-    from sims as s
-    join ex on ex.example_id = s.example_id
-    cross join vec
-    cross join th
-    where s.s_any >= th.expanded_threshold
-),
-first_stage as (
-    select * from candidates where stage = (select min(stage) from candidates)
-),
-best as (
-    select example_id, max(stage) as stage, any_value(stage_name) as stage_name, max(score) as score, max(threshold) as threshold
-    from first_stage group by 1
-)
+{{ dbrouter.example_cascade_step() }}
 select
     cast(row_number() over (order by b.score desc, b.example_id) as integer) as rank,
     b.stage_name as stage, ex.db_id, b.example_id, ex.question, ex.sql_text, ex.tables_used,
@@ -169,34 +142,7 @@ sims as (
     from d, vec
     group by d.example_id
 ),
-candidates as (
-    select 1 as stage, 'exact' as stage_name, ex.example_id, 1.0 as score, 1.0 as threshold
-    from ex, vec where lower(trim(ex.question)) = vec.q_exact
-    union all
-    select 2, 'normalized', s.example_id, s.s_norm, th.normalized_threshold
-    from sims as s, th where s.s_norm >= th.normalized_threshold
-    union all
-    select 3, 'main_clause', s.example_id, s.s_norm_any, th.main_clause_threshold
-    from sims as s, th where s.s_norm_any >= th.main_clause_threshold
-    union all
-    select 4, 'expanded', s.example_id,
-        0.5 * s.s_any + 0.5 * (
-            array_size(array_intersection(array_distinct(split(vec.q_norm, ' ')), array_distinct(split(ex.normalized_question, ' '))))
-            / greatest(array_size(array_distinct(array_cat(split(vec.q_norm, ' '), split(ex.normalized_question, ' ')))), 1)),
-        th.expanded_threshold
-    from sims as s
-    join ex on ex.example_id = s.example_id
-    cross join vec
-    cross join th
-    where s.s_any >= th.expanded_threshold
-),
-first_stage as (
-    select * from candidates where stage = (select min(stage) from candidates)
-),
-best as (
-    select example_id, max(stage) as stage, any_value(stage_name) as stage_name, max(score) as score, max(threshold) as threshold
-    from first_stage group by example_id
-),
+{{ dbrouter.example_cascade_step() }},
 ranked as (
     select b.*, cast(row_number() over (order by b.score desc, b.example_id) as integer) as rank
     from best as b
