@@ -76,6 +76,7 @@ class MappedPhrase:
     column: str | None
     similarity: float | None
     n_mappings: int
+    match: str | None = None
 
 
 @dataclass(frozen=True)
@@ -98,6 +99,8 @@ class RouteEvidence:
     join_path: str | None
     total_score: float | None
     semantic_score: float | None
+    rank_score: float | None
+    signals: dict[str, float] | None
     mappings: list[MappedPhrase] | None
     mapped_by: str | None = None
 

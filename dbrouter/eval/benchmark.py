@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import random
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -100,3 +101,27 @@ def setting_split(bench: Benchmark, setting: str) -> tuple[list[Question], list[
         return ([q for q in bench.train if not is_withheld(q.db_id)],
                 [q for q in bench.test if is_withheld(q.db_id)])
     raise BenchmarkError(f"unknown setting {setting!r}: choose one of {', '.join(SETTINGS)}")
+
+
+def split_train(bench: Benchmark, seed: int = 0) -> tuple[list[Question], list[Question]]:
+    """Each database's train questions split 50/50 (seeded), for choosing constants on train only.
+
+    Args:
+        bench: the benchmark.
+        seed: shuffle seed.
+
+    Returns:
+        (half A: may become stored examples, half B: questions to route)
+    """
+    by_db: dict[str, list[Question]] = {}
+    for q in bench.train:
+        by_db.setdefault(q.db_id, []).append(q)
+    rng = random.Random(seed)
+    a: list[Question] = []
+    b: list[Question] = []
+    for qs in by_db.values():
+        qs = qs[:]
+        rng.shuffle(qs)
+        a += qs[: len(qs) // 2]
+        b += qs[len(qs) // 2:]
+    return a, b

@@ -60,7 +60,7 @@ create or replace macro route_phrase_mappings_{{ path }}(question, k := 10) as t
 {{ with_ }} {{ dbrouter.route_shortlist_step(question='question', depth='k', path=path) }},
 {{ dbrouter.route_map_by_embedding_step(question='question', path=path) }}
 select c.shortlist_rank, cw.db_id, cw.word_index, cw.phrase, m.span, m.table_name, m.column_name,
-    round(cast(m.similarity as double), 4) as similarity, m.is_exact
+    round(cast(m.similarity as double), 4) as similarity, m.is_exact, m.match_kind
 from cand_words as cw
 join candidates as c on c.db_id = cw.db_id
 left join mapped as m on m.db_id = cw.db_id and m.word_index = cw.word_index

@@ -44,13 +44,13 @@ $$;
 
 create or replace function {{ s }}.route_phrase_mappings(question varchar, k number default 10)
 returns table (shortlist_rank integer, db_id varchar, word_index integer, phrase varchar, span varchar,
-    table_name varchar, column_name varchar, similarity double, is_exact boolean)
+    table_name varchar, column_name varchar, similarity double, is_exact boolean, match_kind varchar)
 language sql
 as $$
 with {{ dbrouter.route_shortlist_step(question='question', depth='k') }},
 {{ dbrouter.route_map_by_embedding_step(question='question') }}
 select c.shortlist_rank, cw.db_id, cw.word_index, cw.phrase, m.span, m.table_name, m.column_name,
-    round(cast(m.similarity as double), 4) as similarity, m.is_exact
+    round(cast(m.similarity as double), 4) as similarity, m.is_exact, m.match_kind
 from cand_words as cw
 join candidates as c on c.db_id = cw.db_id
 left join mapped as m on m.db_id = cw.db_id and m.word_index = cw.word_index

@@ -6,7 +6,7 @@
   tests/unit/test_snowflake_udfs.py checks this table against that module's UDFS.
 
   Always: the text UDFs the models call (dbrouter_describe_example, dbrouter_structure_statement,
-  dbrouter_canonicalize, dbrouter_word_count, dbrouter_label_tokens) and those routing calls
+  dbrouter_canonicalize, dbrouter_word_count, dbrouter_label_tokens, dbrouter_value_tokens) and those routing calls
   (dbrouter_content_words, dbrouter_question_spans, dbrouter_normalize_question, dbrouter_substrings).
   With dbrouter__snowflake_embedder = python_udf also embed(), embed_phrase() (embedder
   dbrouter__snowflake_python_embedder) and dbrouter_embedder().
@@ -32,6 +32,7 @@
     ('dbrouter_content_words', 'question varchar', 'array', 'content_words'),
     ('dbrouter_question_spans', 'question varchar, max_words integer', 'array', 'question_spans'),
     ('dbrouter_label_tokens', 'names array', 'array', 'label_tokens'),
+    ('dbrouter_value_tokens', 'sample_values array', 'array', 'value_tokens'),
 ] -%}
 {%- set out = [] -%}
 {%- for s in schemas -%}

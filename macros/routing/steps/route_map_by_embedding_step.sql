@@ -2,7 +2,11 @@
   Routing step 2 without an LLM, map by embedding: each content word of the question is mapped,
   through the spans of up to dbrouter__phrase_max_words consecutive content words containing it,
   to every column of a candidate database whose label the span matches (phrase-embedder cosine,
-  or 1 for an exact name/sample-value token match) at or above dbrouter__phrase_threshold.
+  or 1 for an exact match) at or above dbrouter__phrase_threshold. Exact matches (match_kind):
+  'name' when every word of the span is a name token of the column's table or column and one
+  names the column (a span naming only the table matches the column that represents it, its
+  first key column, not every column); 'value' when every word is a token of the column's short
+  sample values; otherwise 'similar' (the cosine).
 
   Args:
     question: SQL expression of the question.
@@ -63,7 +67,8 @@ span_words as (
 ),
 span_hits as (
     select c.db_id, sp.span, sp.word_idx, c.table_name, c.column_name, c.component, c.declared_component,
-        list_has_all(c.label_tokens, sp.toks) or list_has_all(c.value_tokens, sp.toks) as is_exact,
+        list_has_all(c.label_tokens, sp.toks) and (list_has_any(c.column_tokens, sp.toks) or c.represents_table) as is_exact,
+        list_has_all(c.value_tokens, sp.toks) as is_value,
         {{ dbrouter.cosine_similarity('c.embedding', 'sp.v') }} as cos
     from candidates as cand
     join {{ dbrouter.kb_relation('kb_column_phrases') }} as c
@@ -72,10 +77,11 @@ span_hits as (
 ),
 span_mappings as (
     select db_id, word_index, table_name, column_name, component, declared_component,
-        max(similarity) as similarity, arg_max(span, (similarity, span)) as span, bool_or(is_exact) as is_exact
+        max(similarity) as similarity, arg_max(span, (similarity, span)) as span, bool_or(is_exact) as is_exact,
+        case when bool_or(is_exact) then 'name' when bool_or(is_value) then 'value' else 'similar' end as match_kind
     from (
         select *, unnest(word_idx) as word_index,
-            case when is_exact then 1.0 when isnan(cos) then null else cos end as similarity
+            case when is_exact or is_value then 1.0 when isnan(cos) then null else cos end as similarity
         from span_hits
     )
     where similarity >= {{ dbrouter.get_var('dbrouter__phrase_threshold') | float }}
@@ -109,7 +115,9 @@ span_words as (
 ),
 span_hits as (
     select c.db_id, sp.span, sp.word_idx, c.table_name, c.column_name, c.component, c.declared_component,
-        array_size(array_except(sp.toks, c.label_tokens)) = 0 or array_size(array_except(sp.toks, c.value_tokens)) = 0 as is_exact,
+        array_size(array_except(sp.toks, c.label_tokens)) = 0
+            and (arrays_overlap(sp.toks, c.column_tokens) or c.represents_table) as is_exact,
+        array_size(array_except(sp.toks, c.value_tokens)) = 0 as is_value,
         {{ dbrouter.cosine_similarity('c.embedding', 'sp.v') }} as cos
     from candidates as cand
     join {{ dbrouter.kb_relation('kb_column_phrases') }} as c
@@ -118,17 +126,19 @@ span_hits as (
 ),
 span_words_hit as (
     select h.db_id, cast(w.value as integer) as word_index, h.table_name, h.column_name, h.component,
-        h.declared_component, h.span, h.is_exact,
-        case when h.is_exact then 1.0 when h.cos = 'NaN'::float then null else h.cos end as similarity
+        h.declared_component, h.span, h.is_exact, h.is_value,
+        case when h.is_exact or h.is_value then 1.0 when h.cos = 'NaN'::float then null else h.cos end as similarity
     from span_hits as h, lateral flatten(input => h.word_idx) as w
 ),
 span_mappings as (
     select db_id, word_index, table_name, column_name, component, declared_component,
-        best_similarity as similarity, span, any_exact as is_exact
+        best_similarity as similarity, span, any_exact as is_exact,
+        case when any_exact then 'name' when any_value then 'value' else 'similar' end as match_kind
     from (
         select *,
             max(similarity) over (partition by db_id, word_index, table_name, column_name) as best_similarity,
             boolor_agg(is_exact) over (partition by db_id, word_index, table_name, column_name) as any_exact,
+            boolor_agg(is_value) over (partition by db_id, word_index, table_name, column_name) as any_value,
             row_number() over (partition by db_id, word_index, table_name, column_name
                                order by similarity desc, span desc) as rn
         from span_words_hit

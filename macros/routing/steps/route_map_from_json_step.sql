@@ -65,7 +65,7 @@ phrase_vectors as (
 given_mappings as (
     select gw.db_id, gw.word_index, c.table_name, c.column_name, c.component, c.declared_component,
         coalesce(nullif({{ dbrouter.cosine_similarity('c.embedding', 'pv.v') }}, 'NaN'::float), 0) as similarity,
-        gw.phrase as span, false as is_exact
+        gw.phrase as span, false as is_exact, 'given' as match_kind
     from given as g
     join given_words as gw on gw.db_id = g.db_id and gw.phrase = lower(trim(g.phrase))
     join phrase_vectors as pv on pv.phrase = gw.phrase
@@ -108,7 +108,7 @@ phrase_vectors as (
 given_mappings as (
     select gw.db_id, gw.word_index, c.table_name, c.column_name, c.component, c.declared_component,
         coalesce(nullif({{ dbrouter.cosine_similarity('c.embedding', 'pv.v') }}, 'NaN'::float), 0) as similarity,
-        gw.phrase as span, false as is_exact
+        gw.phrase as span, false as is_exact, 'given' as match_kind
     from given as g
     join given_words as gw on gw.db_id = g.db_id and gw.phrase = lower(trim(g.phrase))
     join phrase_vectors as pv on pv.phrase = gw.phrase

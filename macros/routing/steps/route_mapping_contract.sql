@@ -7,12 +7,13 @@
     words_cte: a CTE of the variant with (db_id, word_index, phrase).
     mappings_cte: a CTE of the variant with one row per phrase -> column mapping:
       (db_id, word_index, table_name, column_name, component, declared_component,
-       similarity, span, is_exact).
+       similarity, span, is_exact, match_kind).
 
   Produces CTEs:
     cand_words (db_id, word_index INTEGER, phrase)       every phrase of every candidate database
     mapped     (db_id, word_index INTEGER, table_name, column_name, component, declared_component,
-                similarity, span, is_exact BOOLEAN)   mappings at or above the threshold
+                similarity, span, is_exact BOOLEAN, match_kind VARCHAR)   mappings at or above the threshold;
+                match_kind: 'name', 'value', 'similar' (embedding cosine) or 'given' (JSON)
 -#}
 {% macro route_mapping_contract(words_cte, mappings_cte) -%}
   {{ return(adapter.dispatch('route_mapping_contract', 'dbrouter')(words_cte, mappings_cte)) }}
@@ -25,7 +26,7 @@ cand_words as materialized (
 ),
 mapped as materialized (
     select db_id, cast(word_index as integer) as word_index, table_name, column_name, component,
-        declared_component, similarity, span, is_exact
+        declared_component, similarity, span, is_exact, match_kind
     from {{ mappings_cte }}
 )
 {%- endmacro %}
@@ -38,7 +39,7 @@ cand_words as (
 ),
 mapped as (
     select db_id, cast(word_index as integer) as word_index, table_name, column_name, component,
-        declared_component, similarity, span, is_exact
+        declared_component, similarity, span, is_exact, match_kind
     from {{ mappings_cte }}
 )
 {%- endmacro %}

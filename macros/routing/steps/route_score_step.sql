@@ -3,8 +3,9 @@
   connectivity = 1 when one connected part of the join graph (kb_table_components) holds a
   mapping of every mapped phrase (and the join path between the chosen tables from
   kb_table_reachability), semantic score = mean best cosine of the mapped phrases. The candidates
-  are ordered by coverage x connectivity, ties by semantic score + dbrouter__rerank_shortlist_weight
-  x shortlist score; the rest of the shortlist follows by shortlist score.
+  are ordered by the learned ranker's score (route_signals_step, ranker_score: weights of var
+  dbrouter__ranker_weights over the candidate's signals, which coverage, connectivity and the
+  semantic score are among); the rest of the shortlist follows by shortlist score.
 
   Args:
     k: SQL expression of how many ranked databases to return (NULL = 5).
@@ -27,7 +28,6 @@
     give the same evidence on every run; json_object builds the evidence. -#}
 {% macro duckdb__route_score_step(k) -%}
 {%- set pen = dbrouter.get_var('dbrouter__coverage_penalty') | float -%}
-{%- set alpha = dbrouter.get_var('dbrouter__rerank_shortlist_weight') | float -%}
 {%- if pen < 1 -%}
   {{ exceptions.raise_compiler_error("route_score_step: adapter " ~ adapter.type() ~ ", var dbrouter__coverage_penalty must be >= 1 (the method's n), got " ~ pen) }}
 {%- endif -%}
@@ -36,6 +36,7 @@ word_best as materialized (
         max(m.similarity) as similarity,
         arg_max(m.table_name || '.' || m.column_name, (m.similarity, m.table_name || '.' || m.column_name)) as best_column,
         arg_max(m.span, (m.similarity, m.table_name || '.' || m.column_name)) as span,
+        arg_max(m.match_kind, (m.similarity, m.table_name || '.' || m.column_name)) as match_kind,
         count(m.column_name) as n_mappings
     from cand_words as cw
     left join mapped as m on m.db_id = cw.db_id and m.word_index = cw.word_index
@@ -45,7 +46,7 @@ cand_stats as materialized (
     select db_id, count(*) as n_phrases, count(*) filter (where similarity is null) as n_na,
         avg(similarity) as semantic_score,
         to_json(list(json_object('phrase', phrase, 'span', span, 'column', best_column,
-            'similarity', round(cast(similarity as double), 4), 'n_mappings', n_mappings) order by word_index)) as phrase_mappings
+            'similarity', round(cast(similarity as double), 4), 'match', match_kind, 'n_mappings', n_mappings) order by word_index)) as phrase_mappings
     from word_best
     group by db_id
 ),
@@ -86,16 +87,18 @@ reranked as (
     left join connect as k on k.db_id = c.db_id
     left join chosen_paths as p on p.db_id = c.db_id
 ),
+{{ dbrouter.route_signals_step() }},
 final as (
-    select sl.*, r.*,
+    select sl.*, r.*, g.*,
         r.coverage * r.connectivity as total_score,
-        coalesce(r.semantic_score, 0) + {{ alpha }} * sl.score as tiebreak,
+        {{ dbrouter.ranker_score('g.') }} as rank_score,
         case when r.db_id is null then 1 else 0 end as stage
     from shortlist as sl
     left join reranked as r on r.db_id = sl.db_id
+    left join signals as g on g.db_id = sl.db_id
 ),
 top_k as (
-    select *, cast(row_number() over (order by stage, total_score desc, tiebreak desc, score desc, db_id) as integer) as rank
+    select *, cast(row_number() over (order by stage, rank_score desc nulls last, score desc, db_id) as integer) as rank
     from final
     order by rank
     limit greatest(coalesce({{ k }}, 5), 1)
@@ -129,6 +132,11 @@ select
         'join_path', join_path,
         'total_score', round(cast(total_score as double), 4),
         'semantic_score', round(cast(semantic_score as double), 4),
+        'rank_score', round(cast(rank_score as double), 4),
+        'signals', case when stage = 0 then json_object(
+{%- for name in dbrouter.ranker_signal_names() %}
+            '{{ name }}', round(cast(f_{{ name }} as double), 4){{ ',' if not loop.last }}
+{%- endfor %}) end,
         'mappings', json(phrase_mappings)
     ) as evidence
 from top_k
@@ -142,12 +150,11 @@ order by rank
     (two db_id columns) is spelled out. -#}
 {% macro snowflake__route_score_step(k) -%}
 {%- set pen = dbrouter.get_var('dbrouter__coverage_penalty') | float -%}
-{%- set alpha = dbrouter.get_var('dbrouter__rerank_shortlist_weight') | float -%}
 {%- if pen < 1 -%}
   {{ exceptions.raise_compiler_error("route_score_step: adapter " ~ adapter.type() ~ ", var dbrouter__coverage_penalty must be >= 1 (the method's n), got " ~ pen) }}
 {%- endif -%}
 word_ranked as (
-    select cw.db_id, cw.word_index, cw.phrase, m.similarity, m.span,
+    select cw.db_id, cw.word_index, cw.phrase, m.similarity, m.span, m.match_kind,
         m.table_name || '.' || m.column_name as column_label,
         count(m.column_name) over (partition by cw.db_id, cw.word_index) as n_mappings,
         row_number() over (partition by cw.db_id, cw.word_index
@@ -156,14 +163,14 @@ word_ranked as (
     left join mapped as m on m.db_id = cw.db_id and m.word_index = cw.word_index
 ),
 word_best as (
-    select db_id, word_index, phrase, similarity, column_label as best_column, span, n_mappings
+    select db_id, word_index, phrase, similarity, column_label as best_column, span, match_kind, n_mappings
     from word_ranked where rn = 1
 ),
 cand_stats as (
     select db_id, count(*) as n_phrases, count_if(similarity is null) as n_na,
         avg(similarity) as semantic_score,
         array_agg(object_construct_keep_null('phrase', phrase, 'span', span, 'column', best_column,
-            'similarity', round(cast(similarity as double), 4), 'n_mappings', n_mappings))
+            'similarity', round(cast(similarity as double), 4), 'match', match_kind, 'n_mappings', n_mappings))
             within group (order by word_index) as phrase_mappings
     from word_best
     group by db_id
@@ -222,19 +229,24 @@ reranked as (
     left join connect as k on k.db_id = c.db_id
     left join chosen_paths as p on p.db_id = c.db_id
 ),
+{{ dbrouter.route_signals_step() }},
 final as (
     select sl.db_id, sl.score, sl.shortlist_rank, sl.s_schema, sl.s_database, sl.s_table, sl.s_column, sl.s_example,
         sl.top_table, sl.top_column, sl.top_example_sql,
         r.n_phrases, r.n_na, r.semantic_score, r.phrase_mappings, r.join_tables, r.join_path,
         r.coverage, r.connectivity, r.declared_connectivity,
+{%- for name in dbrouter.ranker_signal_names() %}
+        g.f_{{ name }},
+{%- endfor %}
         r.coverage * r.connectivity as total_score,
-        coalesce(r.semantic_score, 0) + {{ alpha }} * sl.score as tiebreak,
+        {{ dbrouter.ranker_score('g.') }} as rank_score,
         case when r.db_id is null then 1 else 0 end as stage
     from shortlist as sl
     left join reranked as r on r.db_id = sl.db_id
+    left join signals as g on g.db_id = sl.db_id
 ),
 top_k as (
-    select *, cast(row_number() over (order by stage, total_score desc nulls last, tiebreak desc, score desc, db_id) as integer) as rank
+    select *, cast(row_number() over (order by stage, rank_score desc nulls last, score desc, db_id) as integer) as rank
     from final
 )
 select
@@ -266,6 +278,11 @@ select
         'join_path', join_path,
         'total_score', round(cast(total_score as double), 4),
         'semantic_score', round(cast(semantic_score as double), 4),
+        'rank_score', round(cast(rank_score as double), 4),
+        'signals', case when stage = 0 then object_construct_keep_null(
+{%- for name in dbrouter.ranker_signal_names() %}
+            '{{ name }}', round(cast(f_{{ name }} as double), 4){{ ',' if not loop.last }}
+{%- endfor %}) end,
         'mappings', phrase_mappings
     ) as evidence
 from top_k

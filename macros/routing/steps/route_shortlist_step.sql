@@ -16,7 +16,7 @@
   Produces CTEs (comma-separated, no leading WITH):
     q          (v, model)                                       the question's vector
     shortlist  (db_id, s_database, s_table, s_column, s_example, top_table, top_column,
-                top_example_sql, s_schema, score, shortlist_rank)   every database, ranked
+                top_example_sql, example_votes, s_schema, score, shortlist_rank)   every database, ranked
     candidates (db_id, score, shortlist_rank)                   the top `depth` of shortlist
 -#}
 {% macro route_shortlist_step(question, depth, path='udf') -%}
@@ -69,12 +69,20 @@ per_db as (
     from hits
     group by db_id
 ),
+example_votes as (
+    select db_id, count(*) * 1.0 / {{ dbrouter.get_var('dbrouter__example_votes') | int }} as example_votes
+    from (select db_id, sim, row_number() over (order by sim desc, doc_label) as rn from hits where doc_kind = 'example')
+    where rn <= {{ dbrouter.get_var('dbrouter__example_votes') | int }} and sim >= {{ dbrouter.get_var('dbrouter__example_floor') | float }}
+    group by db_id
+),
 fused as (
     select *,
         (s_schema + {{ w_ex }} * coalesce(s_example, s_schema + (select coalesce(max({{ 'static_' if path == 'sql' else '' }}example_gap), 0)
             from {{ dbrouter.kb_relation('kb_routing_calibration') }})))
         / {{ 1.0 + w_ex }} as score
-    from (select *, {{ dbrouter.schema_score('s_database', 's_table', 's_column') }} as s_schema from per_db)
+    from (select p.*, coalesce(v.example_votes, 0) as example_votes,
+              {{ dbrouter.schema_score('p.s_database', 'p.s_table', 'p.s_column') }} as s_schema
+          from per_db as p left join example_votes as v on v.db_id = p.db_id)
 ),
 shortlist as materialized (
     select *, cast(row_number() over (order by score desc, db_id) as integer) as shortlist_rank
@@ -123,12 +131,20 @@ per_db as (
     from ranked_hits
     group by db_id
 ),
+example_votes as (
+    select db_id, count(*) * 1.0 / {{ dbrouter.get_var('dbrouter__example_votes') | int }} as example_votes
+    from (select db_id, sim, row_number() over (order by sim desc, doc_label) as rn from hits where doc_kind = 'example')
+    where rn <= {{ dbrouter.get_var('dbrouter__example_votes') | int }} and sim >= {{ dbrouter.get_var('dbrouter__example_floor') | float }}
+    group by db_id
+),
 fused as (
     select *,
         (s_schema + {{ w_ex }} * coalesce(s_example, s_schema + (select coalesce(max(example_gap), 0)
             from {{ dbrouter.kb_relation('kb_routing_calibration') }})))
         / {{ 1.0 + w_ex }} as score
-    from (select *, {{ dbrouter.schema_score('s_database', 's_table', 's_column') }} as s_schema from per_db)
+    from (select p.*, coalesce(v.example_votes, 0) as example_votes,
+              {{ dbrouter.schema_score('p.s_database', 'p.s_table', 'p.s_column') }} as s_schema
+          from per_db as p left join example_votes as v on v.db_id = p.db_id)
 ),
 shortlist as (
     select *, cast(row_number() over (order by score desc, db_id) as integer) as shortlist_rank

@@ -1,0 +1,122 @@
+{#-
+  Routing step 4, the re-rank's signals: one row per shortlisted candidate with every number the
+  learned ranker weighs (ranker_score), each in [0, 1] or a cosine:
+
+    database, table, column  the shortlist's cosines of the question with the database document,
+                             its top tables and its top columns
+    example                  how far the database's best example question lies above
+                             dbrouter__example_floor (0 when below it or when it has no examples:
+                             an example only ever adds evidence, so a KB where only some databases
+                             have examples ranks the others as if it had none)
+    example_votes            share of the repository's dbrouter__example_votes most similar examples
+                             (those above the floor) that belong to the database
+    semantic                 mean best phrase -> column cosine of the mapped phrases
+    mapped                   share of the question's phrases mapped to a column (the method's
+                             coverage, exp(-n x), is a monotone function of it)
+    connected                1 when one connected part of the join graph holds a mapping of every
+                             mapped phrase
+    phrase_wins              share of the phrases this database maps better than (or as well as)
+                             every other candidate
+    lex_table, lex_name      share of the question's word weight found in the database's table
+                             names / table and column names; a word weighs its idf over the KB's
+                             databases (kb_route_token_idf), a word no database has weighs ln(N)
+    lex_value                the same for sample values, counting only words not found in names
+
+  Consumes: CTEs shortlist, candidates (route_shortlist_step), cand_words (route_mapping_contract),
+    word_best, cand_stats, connect (route_score_step); kb_route_tokens, kb_route_token_idf, kb_databases.
+  Produces CTEs: q_tokens, token_weights, token_totals, token_hits, lexical, phrase_top, wins,
+    signals (db_id, one column per name in ranker_signal_names(), prefixed f_).
+-#}
+{% macro route_signals_step() -%}
+  {{ return(adapter.dispatch('route_signals_step', 'dbrouter')()) }}
+{%- endmacro %}
+
+{% macro default__route_signals_step() -%}
+{%- set floor = dbrouter.get_var('dbrouter__example_floor') | float -%}
+q_tokens as (
+    select distinct phrase as token from cand_words
+),
+token_weights as (
+    select q.token,
+        coalesce(max(case when i.source = 'table' then i.idf end), max(n.idf_max)) as w_table,
+        coalesce(max(case when i.source = 'name' then i.idf end), max(n.idf_max)) as w_name,
+        coalesce(max(case when i.source = 'value' then i.idf end), max(n.idf_max)) as w_value
+    from q_tokens as q
+    cross join (select ln(greatest(count(*), 2)) as idf_max from {{ dbrouter.kb_relation('kb_databases') }}) as n
+    left join {{ dbrouter.kb_relation('kb_route_token_idf') }} as i on i.token = q.token
+    group by q.token
+),
+token_totals as (
+    select nullif(sum(w_table), 0) as t_table, nullif(sum(w_name), 0) as t_name, nullif(sum(w_value), 0) as t_value
+    from token_weights
+),
+token_hits as (
+    select cw.db_id, cw.token,
+        max(case when t.source = 'table' then 1 else 0 end) as in_table,
+        max(case when t.source = 'name' then 1 else 0 end) as in_name,
+        max(case when t.source = 'value' then 1 else 0 end) as in_value
+    from (select distinct db_id, phrase as token from cand_words) as cw
+    join {{ dbrouter.kb_relation('kb_route_tokens') }} as t on t.db_id = cw.db_id and t.token = cw.token
+    group by cw.db_id, cw.token
+),
+lexical as (
+    select h.db_id,
+        sum(case when h.in_table = 1 then w.w_table else 0 end) / max(tt.t_table) as lex_table,
+        sum(case when h.in_name = 1 then w.w_name else 0 end) / max(tt.t_name) as lex_name,
+        sum(case when h.in_value = 1 and h.in_name = 0 then w.w_value else 0 end) / max(tt.t_value) as lex_value
+    from token_hits as h
+    join token_weights as w on w.token = h.token
+    cross join token_totals as tt
+    group by h.db_id
+),
+phrase_top as (
+    select word_index, max(similarity) as top_similarity from word_best group by word_index
+),
+wins as (
+    select wb.db_id,
+        sum(case when wb.similarity is not null and wb.similarity >= pt.top_similarity - 1e-9 then 1 else 0 end) * 1.0
+            / count(*) as phrase_wins
+    from word_best as wb
+    join phrase_top as pt on pt.word_index = wb.word_index
+    group by wb.db_id
+),
+signals as (
+    select c.db_id,
+        coalesce(sl.s_database, 0) as f_database,
+        coalesce(sl.s_table, 0) as f_table,
+        coalesce(sl.s_column, 0) as f_column,
+        greatest(coalesce(sl.s_example, 0) - {{ floor }}, 0) as f_example,
+        coalesce(sl.example_votes, 0) as f_example_votes,
+        coalesce(st.semantic_score, 0) as f_semantic,
+        case when coalesce(st.n_phrases, 0) = 0 then 1.0 else 1.0 - st.n_na * 1.0 / st.n_phrases end as f_mapped,
+        case when coalesce(st.n_phrases - st.n_na, 0) = 0 or k.best_part_words = st.n_phrases - st.n_na then 1 else 0 end as f_connected,
+        coalesce(w.phrase_wins, 0) as f_phrase_wins,
+        coalesce(l.lex_table, 0) as f_lex_table,
+        coalesce(l.lex_name, 0) as f_lex_name,
+        coalesce(l.lex_value, 0) as f_lex_value
+    from candidates as c
+    join shortlist as sl on sl.db_id = c.db_id
+    left join cand_stats as st on st.db_id = c.db_id
+    left join connect as k on k.db_id = c.db_id
+    left join wins as w on w.db_id = c.db_id
+    left join lexical as l on l.db_id = c.db_id
+)
+{%- endmacro %}
+
+{#- The ranker's signal names, in the order ranker_score sums them and the evidence lists them. -#}
+{% macro ranker_signal_names() -%}
+{{ return(['database', 'table', 'column', 'example', 'example_votes', 'semantic', 'mapped', 'connected',
+           'phrase_wins', 'lex_table', 'lex_name', 'lex_value']) }}
+{%- endmacro %}
+
+{#- The learned ranker's score of a candidate: sum of weight x signal over ranker_signal_names(),
+    weights from var dbrouter__ranker_weights (fitted by scripts/train_ranker.py on train splits).
+    Args: prefix: the relation alias holding the f_<name> columns, with its dot ('' for none). -#}
+{% macro ranker_score(prefix='') -%}
+{%- set weights = dbrouter.get_var('dbrouter__ranker_weights') -%}
+{%- set names = dbrouter.ranker_signal_names() -%}
+{%- for key in weights if key not in names -%}
+  {{ exceptions.raise_compiler_error("ranker_score: adapter " ~ adapter.type() ~ ", var dbrouter__ranker_weights has an unknown signal '" ~ key ~ "' (known: " ~ names | join(', ') ~ ")") }}
+{%- endfor -%}
+({%- for name in names %}{{ ' + ' if not loop.first }}{{ weights.get(name, 0) | float }} * coalesce({{ prefix }}f_{{ name }}, 0){% endfor -%})
+{%- endmacro %}

@@ -1,0 +1,158 @@
+"""Fit the re-rank's learned ranker (var dbrouter__ranker_weights) on the benchmarks' TRAIN splits only.
+
+    python scripts/train_ranker.py --benchmark ../shared/benchmarks/spider-route \
+        --benchmark ../shared/benchmarks/bird-route-train [--workdir .dbrouter/ranker] [--n 600] [--write]
+
+Nothing from a test split is read. Each database's train questions are split 50/50 (seeded):
+half A may become stored examples, questions of half B are routed. Four train KBs per benchmark
+mirror the evaluation settings plus the case a new user meets first:
+
+  schema-only   no examples; B questions routed
+  in-domain     examples = A; B questions routed
+  cross-domain  examples = A of the databases the cross-domain split keeps; B questions of the
+                withheld databases routed
+  sparse        examples = 3 A questions of each of 10% of the databases (seeded); B questions
+                routed: a KB where only a few databases have a few examples
+
+Every routed question's shortlisted candidates and their signals (``route_query_ranked``'s
+evidence) are cached as JSON lines under the workdir (``--reuse`` reads them back). The
+conditional logit (dbrouter.ranker.fit) is fitted on all settings of all given benchmarks
+pooled, each setting weighing the same; the script prints train R@1 of the method's order
+(coverage x connectivity, then semantic score) and of the ranker per setting, the same for a
+fit on each benchmark alone applied to the other (the cross-benchmark check), and with
+``--write`` puts the weights into dbt_project.yml and macros/utils/get_var.sql.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import re
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from dbrouter import ranker  # noqa: E402
+from dbrouter.eval.benchmark import is_withheld, load_benchmark, split_train  # noqa: E402
+from dbrouter.eval.kb import build_kb  # noqa: E402
+
+SPARSE_SHARE, SPARSE_EXAMPLES = 0.1, 3
+
+
+def train_settings(bench, n: int, seed: int = 0) -> dict:
+    """Setting -> (examples, routed questions), all from the train split."""
+    a, b = split_train(bench, seed)
+    rng = random.Random(seed + 1)
+    sample = lambda qs: rng.sample(qs, min(n, len(qs)))  # noqa: E731
+    dbs = sorted({q.db_id for q in bench.train})
+    sparse_dbs = set(random.Random(seed + 2).sample(dbs, max(1, int(round(SPARSE_SHARE * len(dbs))))))
+    sparse, seen = [], {}
+    for q in a:
+        if q.db_id in sparse_dbs and seen.get(q.db_id, 0) < SPARSE_EXAMPLES:
+            sparse.append(q)
+            seen[q.db_id] = seen.get(q.db_id, 0) + 1
+    return {
+        "schema-only": ([], sample(b)),
+        "in-domain": (a, sample(b)),
+        "cross-domain": ([q for q in a if not is_withheld(q.db_id)], sample([q for q in b if is_withheld(q.db_id)])),
+        "sparse": (sparse, sample(b)),
+    }
+
+
+def route_all(warehouse: Path, questions, setting: str, embedder: str | None) -> list[ranker.RoutedQuestion]:
+    """Route ``questions`` and keep every re-ranked candidate's signals."""
+    from dbrouter.warehouse import connect
+
+    con = connect(warehouse, embedder=embedder)
+    out, started = [], time.time()
+    try:
+        depth = con.execute("select route_shortlist_k()").fetchone()[0]
+        for i, q in enumerate(questions, 1):
+            rows = con.execute("select db_id, shortlist_rank, evidence from route_query_ranked(?, ?)",
+                               [q.question, depth]).fetchall()
+            out.append(ranker.RoutedQuestion(q.db_id, ranker.candidates_from_rows(rows), setting, q.question))
+            if i % 200 == 0:
+                print(f"    routed {i}/{len(questions)} ({time.time() - started:.0f}s)", flush=True)
+    finally:
+        con.close()
+    return out
+
+
+def collect(bench_path: str, workdir: Path, n: int, embedder: str | None, reuse: bool) -> dict[str, list]:
+    """Routed train questions per setting of one benchmark (cached under ``workdir``)."""
+    bench = load_benchmark(bench_path)
+    out = {}
+    for setting, (examples, questions) in train_settings(bench, n).items():
+        cache = workdir / bench.name / f"{setting}.jsonl"
+        if reuse and cache.is_file():
+            out[setting] = ranker.load(cache)
+            continue
+        print(f"[{bench.name} / {setting}] train KB with {len(examples)} examples, routing {len(questions)}", flush=True)
+        warehouse = workdir / bench.name / "kb.duckdb"
+        build_kb(bench.databases_file, examples, warehouse, embedder, log=lambda m: None)
+        out[setting] = route_all(warehouse, questions, setting, embedder)
+        ranker.save(out[setting], cache)
+    return out
+
+
+def balanced_fit(data: dict[str, dict[str, list]], l2: float) -> dict[str, float]:
+    """Fit on every (benchmark, setting) pooled, each weighing the same in total."""
+    qs, gw = [], []
+    for per_setting in data.values():
+        for routed in per_setting.values():
+            qs += routed
+            gw += [1.0 / max(len(routed), 1)] * len(routed)
+    return ranker.fit(qs, l2=l2, group_weights=gw)
+
+
+def report(data: dict[str, dict[str, list]], weights: dict[str, float], label: str) -> None:
+    """Print train R@1 of the method's order and of ``weights`` per (benchmark, setting)."""
+    for name, per_setting in data.items():
+        for setting, routed in per_setting.items():
+            print(f"  {label:<28} {name:<18} {setting:<13} n={len(routed):<5} method order "
+                  f"{ranker.r_at_1(routed, None):.4f}  ranker {ranker.r_at_1(routed, weights):.4f}", flush=True)
+
+
+def write_weights(weights: dict[str, float]) -> None:
+    """Put the weights into dbt_project.yml and the get_var defaults (one line each)."""
+    body = ", ".join(f"{k}: {v}" for k, v in weights.items())
+    py = ", ".join(f"'{k}': {v}" for k, v in weights.items())
+    for path, pattern, repl in (
+            (ROOT / "dbt_project.yml", r"dbrouter__ranker_weights: \{[^}]*\}", f"dbrouter__ranker_weights: {{{body}}}"),
+            (ROOT / "macros/utils/get_var.sql", r"'dbrouter__ranker_weights': \{[^}]*\}", f"'dbrouter__ranker_weights': {{{py}}}")):
+        text = path.read_text()
+        new, count = re.subn(pattern, repl, text)
+        if count != 1:
+            raise SystemExit(f"{path}: expected one dbrouter__ranker_weights line, found {count}")
+        path.write_text(new)
+    print("weights written to dbt_project.yml and macros/utils/get_var.sql")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--benchmark", action="append", required=True)
+    ap.add_argument("--workdir", default=".dbrouter/ranker", type=Path)
+    ap.add_argument("--n", type=int, default=600, help="routed train questions per setting")
+    ap.add_argument("--l2", type=float, default=1e-3)
+    ap.add_argument("--embedder", default="minilm")
+    ap.add_argument("--reuse", action="store_true", help="read cached routed questions")
+    ap.add_argument("--write", action="store_true", help="write the pooled fit into the dbt vars")
+    args = ap.parse_args()
+    data = {Path(b).name: collect(b, args.workdir, args.n, args.embedder, args.reuse) for b in args.benchmark}
+    weights = balanced_fit(data, args.l2)
+    print(f"pooled fit on train of {', '.join(data)}: {weights}")
+    report(data, weights, "pooled fit")
+    if len(data) > 1:
+        for name in data:
+            own = balanced_fit({name: data[name]}, args.l2)
+            print(f"fit on {name} train only: {own}")
+            report(data, own, f"fit on {name} only")
+    if args.write:
+        write_weights(weights)
+
+
+if __name__ == "__main__":
+    main()
