@@ -95,40 +95,72 @@ def cmd_refresh(args) -> int:
     return 0
 
 
-def _print_ranking(result: RouteResult, explain: bool) -> None:
-    """Print one routed question: a line per candidate, and its evidence with ``explain``."""
+def _print_ranking(result: RouteResult, explain: bool, weights: dict[str, float] | None = None) -> None:
+    """Print one routed question: a line per candidate, and with ``explain`` every number behind its place.
+
+    Args:
+        result: the ranking.
+        explain: print each candidate's evidence.
+        weights: the ranker's weights (``route_ranker_weights()``), for the score's breakdown.
+    """
     print(f"Q: {shown(result.question)}")
     if not result.candidates:
         print(f"   (no ranking: {result.reason})")
+    elif result.abstained:
+        print(f"   (no answer: {result.reason}; the candidates it weighed follow)")
     for c in result.candidates:
         ev = c.evidence
-        line = f"  {c.rank}. {c.db_id:<32} shortlist #{ev.shortlist.rank} score {c.score:.4f}"
-        if ev.reranked:
-            line += (f"  total {ev.total_score} (coverage {ev.coverage} x connectivity "
-                     f"{ev.connectivity})  semantic {ev.semantic_score}")
+        line = f"  {c.rank}. {c.db_id:<32} "
+        line += (f"ranker score {ev.rank_score:.4f}  (shortlist #{ev.shortlist.rank}, score {c.score:.4f})"
+                 if ev.reranked and ev.rank_score is not None else
+                 f"shortlist #{ev.shortlist.rank} score {c.score:.4f} (below the re-rank depth: ordered by it)")
         print(line)
         if explain:
-            _print_evidence(ev)
+            _print_evidence(ev, weights or {})
 
 
-def _print_evidence(ev: RouteEvidence) -> None:
-    """Print the shortlist signals and, for a re-ranked candidate, its mappings and connectivity."""
+def _print_evidence(ev: RouteEvidence, weights: dict[str, float]) -> None:
+    """Print what ordered a candidate: the ranker score as signal x weight, the mappings behind the
+    phrase signals, the join check on the mapped tables, and the closest stored example."""
+    from dbrouter.ranker import SIGNAL_TEXT, contributions
+
     sl = ev.shortlist
-    print(f"       shortlist: database {sl.database_similarity}  tables {sl.table_similarity}"
-          f"  columns {sl.column_similarity}  examples {sl.example_similarity}"
-          f"{' (imputed)' if sl.example_imputed else ''}; top table {sl.top_table},"
-          f" top column {sl.top_column}")
     if not ev.reranked:
+        print(f"       shortlist: database {sl.database_similarity}  tables {sl.table_similarity}"
+              f"  columns {sl.column_similarity}  examples {sl.example_similarity}")
         return
+    print(f"       ranker score {ev.rank_score} = sum of signal x weight:")
+    for name, value, weight, part in contributions(ev.signals or {}, weights):
+        print(f"         {SIGNAL_TEXT[name]:<46} {value:>7.4f} x {weight:>7.3f} = {part:+.4f}")
     mapped_by = f" [{ev.mapped_by}]" if ev.mapped_by else ""
-    print(f"       phrases{mapped_by}: {ev.phrases} ({ev.na_phrases} N/A)")
+    print(f"       phrases{mapped_by}: {ev.phrases}, {ev.na_phrases} not mapped to any column "
+          f"(the method's coverage exp(-n x) = {ev.coverage})")
+    kinds = {"name": "name match", "value": "sample value match", "similar": "similar label",
+             "given": "given mapping"}
     for m in ev.mappings or []:
-        sim = f" ({m.similarity})" if m.similarity is not None else ""
         via = f" via '{m.span}'" if m.span and m.span != m.phrase else ""
-        print(f"         {m.phrase}{via} -> {m.column or 'N/A'}{sim}")
-    implied = " (needs implied edges)" if ev.needs_implied_edges else ""
-    print(f"       connectivity {ev.connectivity}{implied}: tables {ev.join_tables}"
+        how = f" ({m.similarity}, {kinds.get(m.match or '', 'similarity')})" if m.column else ""
+        print(f"         {m.phrase}{via} -> {m.column or 'no column'}{how}")
+    tables = sorted({m.column.split('.')[0] for m in ev.mappings or [] if m.column})
+    implied = " (through implied edges)" if ev.needs_implied_edges else ""
+    joined = "joinable" if ev.connectivity else "not all joinable"
+    print(f"       tables of the mapped columns: {', '.join(tables) or 'none'}: {joined}{implied}"
           f"{'; join path ' + ev.join_path if ev.join_path else ''}")
+    if sl.example_similarity is not None:
+        print(f"       closest stored example (similarity {sl.example_similarity}), its SQL: {shown(sl.top_example_sql or '')}")
+    else:
+        print("       no stored example questions for this database")
+
+
+def _ranker_weights(con) -> dict[str, float]:
+    """The ranker weights the warehouse was built with (``route_ranker_weights()``)."""
+    import duckdb
+
+    try:
+        return json.loads(con.execute("select cast(route_ranker_weights() as varchar)").fetchone()[0])
+    except duckdb.CatalogException as exc:
+        raise DbrouterError("this knowledge base predates the learned ranker (no route_ranker_weights()): "
+                            "rebuild it with `dbrouter build`") from exc
 
 
 def cmd_route(args) -> int:
@@ -144,6 +176,7 @@ def cmd_route(args) -> int:
         err("no LLM configured (DBROUTER_LLM_BASE_URL unset): phrase mappings come from the embedding mapper")
     con = _connect(args)
     try:
+        weights = _ranker_weights(con) if args.explain else None
         for q in questions:
             if llm is None:
                 result = route(con, q, args.k)
@@ -153,10 +186,10 @@ def cmd_route(args) -> int:
                     err(f"LLM mapping fell back to the embedding mapper for {', '.join(report.fallback)}"
                          f" ({report.malformed} malformed, {report.llm_errors} errors{': ' + report.notes[0] if report.notes else ''})")
             if args.json:
-                print(json.dumps({"question": q, "reason": result.reason,
+                print(json.dumps({"question": q, "reason": result.reason, "abstained": result.abstained,
                                   "ranking": [c.to_dict() for c in result.candidates]}))
             else:
-                _print_ranking(result, args.explain)
+                _print_ranking(result, args.explain, weights)
     finally:
         con.close()
     return 0

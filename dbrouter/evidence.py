@@ -75,8 +75,8 @@ class MappedPhrase:
     span: str | None
     column: str | None
     similarity: float | None
+    match: str | None
     n_mappings: int
-    match: str | None = None
 
 
 @dataclass(frozen=True)
@@ -100,6 +100,7 @@ class RouteEvidence:
     total_score: float | None
     semantic_score: float | None
     rank_score: float | None
+    abstain: bool | None
     signals: dict[str, float] | None
     mappings: list[MappedPhrase] | None
     mapped_by: str | None = None

@@ -21,6 +21,40 @@ SIGNALS = ("database", "table", "column", "example", "example_votes", "semantic"
            "phrase_wins", "lex_table", "lex_name", "lex_value")
 
 
+# What each signal means, in words a data analyst reads in `dbrouter route --explain`.
+SIGNAL_TEXT = {
+    "database": "question ~ database description (cosine)",
+    "table": "question ~ its best tables (mean cosine)",
+    "column": "question ~ its best columns (mean cosine)",
+    "example": "best stored example question above the floor",
+    "example_votes": "share of the most similar stored examples",
+    "semantic": "phrases ~ their best columns (mean cosine)",
+    "mapped": "share of the question's phrases mapped",
+    "connected": "mapped tables joinable (1 yes, 0 no)",
+    "phrase_wins": "share of phrases mapped best here",
+    "lex_table": "question words in table names (idf-weighted)",
+    "lex_name": "question words in table/column names (idf)",
+    "lex_value": "question words in sample values (idf)",
+}
+
+
+def contributions(signals: dict[str, float], weights: dict[str, float]) -> list[tuple[str, float, float, float]]:
+    """Each signal's part of the ranker score, in :data:`SIGNALS` order.
+
+    Args:
+        signals: a candidate's signals (evidence ``signals``).
+        weights: the ranker's weights (``route_ranker_weights()``).
+
+    Returns:
+        (name, value, weight, value x weight) per signal.
+    """
+    out = []
+    for name in SIGNALS:
+        value, weight = float(signals.get(name) or 0.0), float(weights.get(name, 0.0))
+        out.append((name, value, weight, value * weight))
+    return out
+
+
 @dataclass
 class Candidate:
     """One shortlisted database of a routed question: its signals and the order it got."""

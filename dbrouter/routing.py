@@ -37,11 +37,12 @@ class RouteResult:
     question: str | None
     candidates: list[RouteCandidate]
     reason: str | None = None
+    abstained: bool = False
 
     @property
     def best(self) -> str | None:
-        """The top-ranked db_id, None for an empty ranking."""
-        return self.candidates[0].db_id if self.candidates else None
+        """The top-ranked db_id; None for an empty ranking or an abstention (as ``route_query``)."""
+        return self.candidates[0].db_id if self.candidates and not self.abstained else None
 
 
 def route(con, question: str | None, k: int = 5) -> RouteResult:
@@ -62,14 +63,14 @@ def route(con, question: str | None, k: int = 5) -> RouteResult:
     data = json.loads(raw)
     cands = [RouteCandidate(int(c["rank"]), c["db_id"], float(c["score"]), RouteEvidence.from_json(c["evidence"]))
              for c in data.get("ranking") or []]
-    return RouteResult(question, cands, data.get("reason"))
+    return RouteResult(question, cands, data.get("reason"), bool(data.get("abstained")))
 
 
 def route_with_llm(con, llm, question: str | None, k: int = 5, shortlist_k: int | None = None
                    ) -> tuple[RouteResult, "MappingReport"]:
     """Route with LLM phrase mappings for the shortlisted databases (the method's step 2).
 
-    The shortlist and the scoring (coverage x connectivity, semantic tie-break) stay in SQL
+    The shortlist and the scoring (the learned ranker over the candidates' signals) stay in SQL
     (``route_query_ranked_mapped``); only the mapping comes from the LLM. A database whose answer
     is malformed twice keeps the non-LLM mapping, and the report says so. When the LLM maps no
     database at all (unreachable, too slow, malformed everywhere) the result is exactly the
@@ -111,7 +112,11 @@ def route_with_llm(con, llm, question: str | None, k: int = 5, shortlist_k: int 
         if c.evidence.reranked:
             by = "llm" if c.db_id in report.mapped_by_llm else "embedding (LLM fallback)"
             c.evidence = replace(c.evidence, mapped_by=by)
-    return RouteResult(question, cands, None if cands else "no databases in the knowledge base"), report
+    abstained = bool(cands and cands[0].evidence.abstain)
+    reason = ("no databases in the knowledge base" if not cands else
+              f"no database matches confidently: the best, {cands[0].db_id}, scored {cands[0].evidence.rank_score}, "
+              "below dbrouter__abstain_below" if abstained else None)
+    return RouteResult(question, cands, reason, abstained), report
 
 
 def default_shortlist_k(con) -> int:

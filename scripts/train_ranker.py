@@ -21,6 +21,12 @@ pooled, each setting weighing the same; the script prints train R@1 of the metho
 (coverage x connectivity, then semantic score) and of the ranker per setting, the same for a
 fit on each benchmark alone applied to the other (the cross-benchmark check), and with
 ``--write`` puts the weights into dbt_project.yml and macros/utils/get_var.sql.
+
+``--abstention`` builds one more train KB per benchmark without the cross-domain split's
+withheld databases and routes B questions of both kinds: those of withheld databases have no
+right answer in it. The abstention threshold (var dbrouter__abstain_below) is the highest
+first-candidate ranker score whose refusals cost the in-repository train questions at most
+``--abstention-cost`` R@1.
 """
 
 from __future__ import annotations
@@ -98,6 +104,60 @@ def collect(bench_path: str, workdir: Path, n: int, embedder: str | None, reuse:
     return out
 
 
+def holdout_kb_databases(bench, path: Path) -> Path:
+    """A databases.jsonl without the cross-domain split's withheld databases (they become out of repository)."""
+    import json
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lines = [line for line in bench.databases_file.read_text(encoding="utf-8").splitlines()
+             if line.strip() and not is_withheld(json.loads(line)["db_id"])]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def collect_abstention(bench_path: str, workdir: Path, n: int, embedder: str | None, reuse: bool) -> list:
+    """Train questions routed against a train KB without the withheld databases: setting ``in``
+    (a database of the KB) or ``out`` (a withheld database: no right answer exists)."""
+    bench = load_benchmark(bench_path)
+    cache = workdir / bench.name / "abstention.jsonl"
+    if reuse and cache.is_file():
+        return ranker.load(cache)
+    a, b = split_train(bench)
+    rng = random.Random(3)
+    inside = [q for q in b if not is_withheld(q.db_id)]
+    outside = [q for q in b if is_withheld(q.db_id)]
+    examples = [q for q in a if not is_withheld(q.db_id)]
+    warehouse = workdir / bench.name / "holdout" / "kb.duckdb"
+    print(f"[{bench.name} / abstention] train KB without the withheld databases, {len(examples)} examples", flush=True)
+    build_kb(holdout_kb_databases(bench, warehouse.parent / "databases.jsonl"), examples, warehouse, embedder,
+             log=lambda m: None)
+    routed = (route_all(warehouse, rng.sample(inside, min(n, len(inside))), "in", embedder)
+              + route_all(warehouse, rng.sample(outside, min(n, len(outside))), "out", embedder))
+    ranker.save(routed, cache)
+    return routed
+
+
+def choose_abstention(routed: list, weights: dict[str, float], max_cost: float) -> float | None:
+    """The highest threshold on the first candidate's ranker score whose refusals cost the
+    in-repository questions at most ``max_cost`` R@1; prints the curve."""
+    import numpy as np
+
+    inside = [q for q in routed if q.setting == "in" and q.candidates]
+    outside = [q for q in routed if q.setting == "out" and q.candidates]
+    top = lambda q: float(np.max(ranker.score(q, weights)))  # noqa: E731
+    base = ranker.r_at_1(inside, weights)
+    best = None
+    for theta in sorted({round(top(q), 2) for q in inside + outside}):
+        kept = sum(ranker.top1(q, weights) == q.gold and top(q) >= theta for q in inside) / max(len(inside), 1)
+        refused = sum(top(q) < theta for q in outside) / max(len(outside), 1)
+        if base - kept <= max_cost:
+            best = (theta, kept, refused)
+    if best:
+        print(f"abstention on train: below {best[0]} -> out-of-repository refused {best[2]:.4f}, "
+              f"in-repository R@1 {base:.4f} -> {best[1]:.4f} (cost <= {max_cost})")
+    return best[0] if best else None
+
+
 def balanced_fit(data: dict[str, dict[str, list]], l2: float) -> dict[str, float]:
     """Fit on every (benchmark, setting) pooled, each weighing the same in total."""
     qs, gw = [], []
@@ -116,19 +176,27 @@ def report(data: dict[str, dict[str, list]], weights: dict[str, float], label: s
                   f"{ranker.r_at_1(routed, None):.4f}  ranker {ranker.r_at_1(routed, weights):.4f}", flush=True)
 
 
-def write_weights(weights: dict[str, float]) -> None:
-    """Put the weights into dbt_project.yml and the get_var defaults (one line each)."""
+def write_weights(weights: dict[str, float], theta) -> None:
+    """Put the weights (and the abstention threshold unless ``theta == 'keep'``) into
+    dbt_project.yml and the get_var defaults."""
     body = ", ".join(f"{k}: {v}" for k, v in weights.items())
     py = ", ".join(f"'{k}': {v}" for k, v in weights.items())
-    for path, pattern, repl in (
-            (ROOT / "dbt_project.yml", r"dbrouter__ranker_weights: \{[^}]*\}", f"dbrouter__ranker_weights: {{{body}}}"),
-            (ROOT / "macros/utils/get_var.sql", r"'dbrouter__ranker_weights': \{[^}]*\}", f"'dbrouter__ranker_weights': {{{py}}}")):
+    edits = [(ROOT / "dbt_project.yml", r"dbrouter__ranker_weights: \{[^}]*\}", f"dbrouter__ranker_weights: {{{body}}}"),
+             (ROOT / "macros/utils/get_var.sql", r"'dbrouter__ranker_weights': \{[^}]*\}",
+              f"'dbrouter__ranker_weights': {{{py}}}")]
+    if theta != "keep":
+        edits += [(ROOT / "dbt_project.yml", r"dbrouter__abstain_below: \S+",
+                   f"dbrouter__abstain_below: {'null' if theta is None else theta}"),
+                  (ROOT / "macros/utils/get_var.sql", r"'dbrouter__abstain_below': [^,]+",
+                   f"'dbrouter__abstain_below': {'none' if theta is None else theta}")]
+    for path, pattern, repl in edits:
         text = path.read_text()
         new, count = re.subn(pattern, repl, text)
         if count != 1:
-            raise SystemExit(f"{path}: expected one dbrouter__ranker_weights line, found {count}")
+            raise SystemExit(f"{path}: expected one line matching {pattern}, found {count}")
         path.write_text(new)
-    print("weights written to dbt_project.yml and macros/utils/get_var.sql")
+    print("weights" + ("" if theta == "keep" else " and abstention threshold")
+          + " written to dbt_project.yml and macros/utils/get_var.sql")
 
 
 def main() -> None:
@@ -140,6 +208,10 @@ def main() -> None:
     ap.add_argument("--embedder", default="minilm")
     ap.add_argument("--reuse", action="store_true", help="read cached routed questions")
     ap.add_argument("--write", action="store_true", help="write the pooled fit into the dbt vars")
+    ap.add_argument("--abstention", action="store_true",
+                    help="also fit dbrouter__abstain_below on train KBs without the withheld databases")
+    ap.add_argument("--abstention-cost", type=float, default=0.01,
+                    help="in-repository R@1 the abstention may cost on train (default 0.01)")
     args = ap.parse_args()
     data = {Path(b).name: collect(b, args.workdir, args.n, args.embedder, args.reuse) for b in args.benchmark}
     weights = balanced_fit(data, args.l2)
@@ -150,8 +222,13 @@ def main() -> None:
             own = balanced_fit({name: data[name]}, args.l2)
             print(f"fit on {name} train only: {own}")
             report(data, own, f"fit on {name} only")
+    theta = None
+    if args.abstention:
+        routed = [q for b in args.benchmark for q in collect_abstention(b, args.workdir, args.n, args.embedder,
+                                                                          args.reuse)]
+        theta = choose_abstention(routed, weights, args.abstention_cost)
     if args.write:
-        write_weights(weights)
+        write_weights(weights, theta if args.abstention else "keep")
 
 
 if __name__ == "__main__":

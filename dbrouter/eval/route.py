@@ -6,6 +6,8 @@ KB is built with that setting's examples and every test question goes through
 ``route_query_ranked_sql`` (path ``sql``: a plain DuckDB connection that registered nothing): R@1/2/3/10 and mAP of the shortlist alone and after the re-rank, the
 share of questions whose gold database is in the shortlist (the re-rank's ceiling), how many
 top-1 decisions needed an implied join edge, and why each miss happened (:func:`error_category`).
+Every routed question's re-ranked candidates and their signals are written beside the KB
+(``<setting>.features.jsonl``) for the cross-benchmark check and the abstention analysis.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from dbrouter import ranker
 from dbrouter.console import err
 from dbrouter.eval.benchmark import Benchmark, Question, setting_split
 from dbrouter.eval.kb import Log, build_kb, latency
@@ -103,46 +106,48 @@ class RoutedRanks:
     implied_edge_wins: int = 0
     changed: int = 0
     errors: dict[str, int] = field(default_factory=dict)
+    routed: list[ranker.RoutedQuestion] = field(default_factory=list)
 
 
-def error_category(gold: RouteEvidence | None, top: RouteEvidence) -> str:
+def error_category(gold: RouteEvidence | None, top: RouteEvidence, weights: dict[str, float] | None = None) -> str:
     """Why the gold database lost the top rank (error analysis of the re-rank).
 
     Args:
         gold: the gold database's evidence (None when it was not ranked at all).
         top: the winner's evidence.
+        weights: the ranker's weights (``route_ranker_weights()``); None reads the signals unweighted.
 
     Returns:
-        ``not_in_shortlist`` (the re-rank never saw it), ``gold_not_connected`` (its mapped tables
-        are in different parts of its join graph: a missing edge or a wrong mapping),
-        ``gold_more_na`` (more of its phrases unmapped: a mapping miss), ``tie_same_tables`` (same
-        total and the winner maps phrases to same-named tables: an ambiguous question over
-        overlapping schemas) or ``tie_semantic`` (same total, lost on the semantic tie-break).
+        ``not_in_shortlist`` (the re-rank never saw it) or ``lost_on_<signal>``: the signal whose
+        weighted difference (winner minus gold) is largest, i.e. what decided the order.
     """
-    if gold is None or not gold.reranked:
+    if gold is None or not gold.reranked or not gold.signals or not top.signals:
         return "not_in_shortlist"
-    if (gold.connectivity or 0) < (top.connectivity or 0):
-        return "gold_not_connected"
-    if (gold.total_score or 0) < (top.total_score or 0):
-        return "gold_more_na"
-    tables = lambda ev: {t.lower() for t in ev.join_tables or []}  # noqa: E731
-    return "tie_same_tables" if tables(gold) & tables(top) else "tie_semantic"
+    w = weights or {}
+    gap = {n: w.get(n, 1.0) * ((top.signals.get(n) or 0) - (gold.signals.get(n) or 0)) for n in top.signals}
+    return "lost_on_" + max(sorted(gap), key=lambda n: gap[n])
 
 
-def route_one(con, q: Question, out: RoutedRanks, path: str = "udf") -> None:
+def route_one(con, q: Question, out: RoutedRanks, path: str = "udf", depth: int = 10,
+              weights: dict[str, float] | None = None) -> None:
     """Route one question through ``route_query_ranked_<path>`` and add its outcome to ``out``.
 
     Args:
         con: warehouse connection.
         q: the question with its gold database.
-        out: updated with the gold ranks, the implied-edge count, the changed top-1 and the miss category.
+        out: updated with the gold ranks, the implied-edge count, the changed top-1, the miss
+            category and the re-ranked candidates' signals (``out.routed``).
         path: ``udf`` or ``sql``.
+        depth: the re-rank depth (candidates whose evidence carries signals).
+        weights: the ranker's weights, for the miss category.
     """
-    rows = con.execute("select db_id, shortlist_rank, case when rank = 1 or db_id = ? then evidence end "
-                       f"from route_query_ranked_{_checked(path)}(?, 100000) order by rank",
-                       [q.db_id, q.question]).fetchall()
+    rows = con.execute("select db_id, shortlist_rank, case when rank = 1 or db_id = ? or shortlist_rank <= ? "
+                       f"then evidence end from route_query_ranked_{_checked(path)}(?, 100000) order by rank",
+                       [q.db_id, depth, q.question]).fetchall()
     out.final.append(rank_of([r[0] for r in rows], q.db_id))
     out.shortlist.append(rank_of([r[0] for r in sorted(rows, key=lambda r: r[1])], q.db_id))
+    out.routed.append(ranker.RoutedQuestion(q.db_id, ranker.candidates_from_rows([r for r in rows if r[2]]),
+                                            question=q.question))
     if not rows:
         return
     top = RouteEvidence.from_json(rows[0][2])
@@ -150,7 +155,7 @@ def route_one(con, q: Question, out: RoutedRanks, path: str = "udf") -> None:
     out.changed += rows[0][1] != 1
     if rows[0][0] != q.db_id:
         gold = next((RouteEvidence.from_json(r[2]) for r in rows if r[0] == q.db_id and r[2]), None)
-        cat = error_category(gold, top)
+        cat = error_category(gold, top, weights)
         out.errors[cat] = out.errors.get(cat, 0) + 1
 
 
@@ -175,13 +180,29 @@ def evaluate_routing(con, questions: list[Question], log: Log = err, path: str =
     """
     out = RoutedRanks([], [])
     started = time.time()
+    depth = default_shortlist_k(con)
+    weights = ranker_weights(con)
     for i, q in enumerate(questions, 1):
-        route_one(con, q, out, path)
+        route_one(con, q, out, path, depth, weights)
         if i % 500 == 0 or i == len(questions):
             done, sl = route_metrics(out.final), route_metrics(out.shortlist)
             log(f"  routed {i}/{len(questions)} ({time.time() - started:.0f}s) R@1 so far {done['r1']:.4f} "
                 f"(shortlist alone {sl['r1']:.4f})")
     return out
+
+
+def ranker_weights(con) -> dict[str, float]:
+    """The ranker weights the warehouse's route functions were built with (``route_ranker_weights()``).
+
+    Args:
+        con: warehouse connection.
+
+    Returns:
+        Signal name -> weight.
+    """
+    import json
+
+    return json.loads(con.execute("select cast(route_ranker_weights() as varchar)").fetchone()[0])
 
 
 def open_for_path(warehouse: Path, embedder: str | None, path: str):
@@ -231,6 +252,9 @@ def eval_route(bench: Benchmark, setting: str, workdir: Path, embedder: str | No
         log(f"[{bench.name} / {setting}] routing {len(questions)} test questions ({path} path)")
         ranks = evaluate_routing(con, questions, log, path)
         seconds = time.time() - started
+        features = workdir / f"{setting}{'.sql' if path == 'sql' else ''}.features.jsonl"
+        ranker.save(ranks.routed, features)
+        log(f"[{bench.name} / {setting}] candidates' signals written to {features}")
         p50, p95 = latency(con, [q.question for q in questions], function=f"route_query_{path}")
         depth = default_shortlist_k(con)
     finally:

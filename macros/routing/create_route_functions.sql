@@ -22,8 +22,11 @@
     route_query_ranked_mapped(question, mappings, k := 5, shortlist_k := dbrouter__shortlist_k)
                                               -> the same with phrase mappings given as JSON (the LLM path)
     route_shortlist_k()                       -> the re-rank depth this build uses
-    route_query(question)                     -> best db_id, or NULL (empty question / no KB match)
-    route_query_json(question, k := 5)        -> JSON {question, path, ranking: [...], reason}
+    route_query(question)                     -> best db_id, or NULL (empty question, no KB match, or
+                                                 the best candidate's ranker score is below
+                                                 dbrouter__abstain_below: abstention)
+    route_query_json(question, k := 5)        -> JSON {question, path, ranking: [...], reason, abstained}
+    route_ranker_weights()                    -> JSON of the ranker's weights this build uses
 
   Nothing here touches the network.
 -#}
@@ -77,7 +80,8 @@ create or replace macro route_query_ranked_mapped_{{ path }}(question, mappings,
 {{ dbrouter.route_score_step(k='k') }};
 
 create or replace macro route_query_{{ path }}(question) as (
-    select db_id from route_query_ranked_{{ path }}(question, 1)
+    select case when cast(evidence->>'abstain' as boolean) then null else db_id end
+    from route_query_ranked_{{ path }}(question, 1)
 );
 
 create or replace macro route_query_json_{{ path }}(question, k := 5) as (
@@ -100,8 +104,12 @@ create or replace macro route_query_json_{{ path }}(question, k := 5) as (
                              where embedding_model = dbrouter_embedder())
                 then 'no documents embedded with model ' || dbrouter_embedder() || ': run dbrouter build with this embedder'
 {%- endif %}
+            when cast(r.ranking->0->'evidence'->>'abstain' as boolean)
+                then 'no database matches confidently: the best, ' || (r.ranking->0->>'db_id') || ', scored '
+                     || (r.ranking->0->'evidence'->>'rank_score') || ', below dbrouter__abstain_below ({{ dbrouter.get_var('dbrouter__abstain_below') }})'
             else null
-        end
+        end,
+        'abstained', coalesce(cast(r.ranking->0->'evidence'->>'abstain' as boolean), false)
     )
     from (select coalesce(
         (select json_group_array(json_object('rank', rank, 'db_id', db_id, 'score', score, 'evidence', evidence))
@@ -109,6 +117,7 @@ create or replace macro route_query_json_{{ path }}(question, k := 5) as (
 );
 {% endfor %}
 create or replace macro route_shortlist_k() as ({{ sk }});
+create or replace macro route_ranker_weights() as (json '{{ tojson(dbrouter.get_var('dbrouter__ranker_weights')) }}');
 {%- endmacro %}
 
 {#- Snowflake: SQL UDFs and UDTFs in the KB schema (snowflake_kb_schema), callable from any Snowflake

@@ -85,7 +85,8 @@ create or replace function {{ s }}.route_query(question varchar)
 returns varchar
 language sql
 as $$
-select db_id from table({{ s }}.route_query_ranked(question, 1)) where rank = 1
+select case when evidence:abstain::boolean then null else db_id end
+from table({{ s }}.route_query_ranked(question, 1)) where rank = 1
 $$;
 
 create or replace function {{ s }}.route_query_json(question varchar, k number default 5)
@@ -94,18 +95,23 @@ language sql
 as $$
 select object_construct_keep_null(
     'question', left(question, 200),
-    'ranking', coalesce(
-        (select array_agg(object_construct_keep_null('rank', rank, 'db_id', db_id, 'score', score, 'evidence', evidence))
-                within group (order by rank)
-         from table({{ s }}.route_query_ranked(question, k))), array_construct()),
+    'ranking', r.ranking,
     'reason', case
         when question is null then 'question is NULL'
         when regexp_like(question, '[[:space:]]*') then 'question is empty'
         when not exists (select 1 from {{ dbrouter.kb_relation('kb_document_embeddings') }}
                          where embedding_model = '{{ label }}')
             then 'no documents embedded with model {{ label }}: run dbt build with this embedder'
+        when r.ranking[0]:evidence:abstain::boolean
+            then 'no database matches confidently: the best, ' || r.ranking[0]:db_id::varchar || ', scored '
+                 || r.ranking[0]:evidence:rank_score::varchar || ', below dbrouter__abstain_below ({{ dbrouter.get_var('dbrouter__abstain_below') }})'
         else null
-    end
+    end,
+    'abstained', coalesce(r.ranking[0]:evidence:abstain::boolean, false)
 )
+from (select coalesce(
+        (select array_agg(object_construct_keep_null('rank', rank, 'db_id', db_id, 'score', score, 'evidence', evidence))
+                within group (order by rank)
+         from table({{ s }}.route_query_ranked(question, k))), array_construct()) as ranking) as r
 $$
 {%- endmacro %}

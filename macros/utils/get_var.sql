@@ -31,6 +31,7 @@
     'dbrouter__coverage_penalty': 2,
     'dbrouter__example_floor': 0.6,
     'dbrouter__example_votes': 10,
+    'dbrouter__abstain_below': none,
     'dbrouter__ranker_weights': {'database': 1.0, 'table': 1.0, 'column': 2.0, 'example': 2.0, 'example_votes': 1.0, 'semantic': 1.0, 'mapped': 5.0, 'connected': 5.0, 'phrase_wins': 0.5, 'lex_table': 1.0, 'lex_name': 1.0, 'lex_value': 0.5},
     'dbrouter__phrase_max_words': 3,
     'dbrouter__max_hops': 6,

@@ -13,11 +13,14 @@ RERANKED: dict[str, Any] = {
                   "top_example_sql": "SELECT count(*) FROM orchestra"},
     "phrases": 2, "na_phrases": 0, "coverage": 1.0, "connectivity": 1, "connected_without_implied_edges": 1,
     "needs_implied_edges": False, "join_tables": ["orchestra", "performance"], "join_path": "orchestra > performance",
-    "total_score": 1.0, "semantic_score": 1.0,
+    "total_score": 1.0, "semantic_score": 1.0, "rank_score": 3.25, "abstain": False,
+    "signals": {"database": 0.514, "table": 0.4416, "column": 0.5042, "example": 0.0931, "example_votes": 0.3,
+                "semantic": 1.0, "mapped": 0.5, "connected": 1.0, "phrase_wins": 0.5, "lex_table": 0.6,
+                "lex_name": 0.8, "lex_value": 0.0},
     "mappings": [{"phrase": "orchestra", "span": "orchestra", "column": "orchestra.Orchestra_ID", "similarity": 1.0,
-                  "n_mappings": 3},
+                  "match": "name", "n_mappings": 3},
                  {"phrase": "performance", "span": "orchestra performance", "column": None, "similarity": None,
-                  "n_mappings": 0}],
+                  "match": None, "n_mappings": 0}],
 }
 
 SHORTLIST_ONLY: dict[str, Any] = {
@@ -26,7 +29,8 @@ SHORTLIST_ONLY: dict[str, Any] = {
                   "top_example_sql": None},
     "phrases": None, "na_phrases": None, "coverage": None, "connectivity": None,
     "connected_without_implied_edges": None, "needs_implied_edges": None, "join_tables": None, "join_path": None,
-    "total_score": None, "semantic_score": None, "mappings": None,
+    "total_score": None, "semantic_score": None, "rank_score": None, "abstain": False, "signals": None,
+    "mappings": None,
 }
 
 

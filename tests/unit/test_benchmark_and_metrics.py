@@ -74,13 +74,15 @@ def test_error_category_names_why_gold_lost():
     from dbrouter.evidence import RouteEvidence
 
     ev = lambda **kw: RouteEvidence.from_json(evidence_json(**kw))  # noqa: E731
-    top = ev(connectivity=1, total_score=1.0, join_tables=["singer"])
+    top = ev()
+    signals = dict(top.signals)
     assert error_category(None, top) == "not_in_shortlist"
     assert error_category(ev(stage="shortlist"), top) == "not_in_shortlist"
-    assert error_category(ev(connectivity=0, total_score=0), top) == "gold_not_connected"
-    assert error_category(ev(connectivity=1, total_score=0.37), top) == "gold_more_na"
-    assert error_category(ev(join_tables=["Singer", "song"]), top) == "tie_same_tables"
-    assert error_category(ev(join_tables=["orchestra"]), top) == "tie_semantic"
+    assert error_category(ev(signals={**signals, "lex_name": 0.1}), top) == "lost_on_lex_name"
+    # the weighted gap decides: a small gap on a heavy signal beats a larger one on a light signal
+    gold = ev(signals={**signals, "lex_name": 0.5, "mapped": 0.4})
+    assert error_category(gold, top, {"lex_name": 0.1, "mapped": 10.0}) == "lost_on_mapped"
+    assert error_category(gold, top, {"lex_name": 1.0, "mapped": 1.0}) == "lost_on_lex_name"
 
 
 def _metrics() -> RouteMetrics:

@@ -12,7 +12,7 @@ def test_parses_reranked_evidence_from_text_and_dict():
     assert ev == RouteEvidence.from_json(RERANKED)
     assert ev.reranked and ev.shortlist.rank == 2 and ev.shortlist.top_column == "orchestra.Orchestra"
     assert ev.connectivity == 1 and ev.join_tables == ["orchestra", "performance"] and ev.mapped_by is None
-    assert ev.mappings[0] == MappedPhrase("orchestra", "orchestra", "orchestra.Orchestra_ID", 1.0, 3)
+    assert ev.mappings[0] == MappedPhrase("orchestra", "orchestra", "orchestra.Orchestra_ID", 1.0, "name", 3)
     assert ev.mappings[1].column is None and ev.mappings[1].similarity is None
 
 

@@ -26,3 +26,11 @@ def test_huge_question_is_capped():
 def test_label_tokens_split_snake_and_camel_case():
     assert label_tokens("singer_in_concert", "firstName", None, "Song Names") == [
         "concert", "first", "in", "name", "singer", "song"]
+
+
+def test_value_tokens_skip_free_text():
+    from python_udfs.phrases import value_tokens
+
+    assert value_tokens("Paris", "New York City", None, "") == ["city", "new", "paris", "york"]
+    # a comment is free text: "vendors" inside it names nothing
+    assert value_tokens("please call the vendors before noon") == []

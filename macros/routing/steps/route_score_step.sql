@@ -65,7 +65,7 @@ connect as materialized (
       on d.db_id = c.db_id
 ),
 chosen as (
-    select m.db_id, m.word_index, arg_max(m.table_name, (m.similarity, m.table_name)) as table_name
+    select m.db_id, m.word_index, arg_max(m.table_name, (m.similarity, m.table_name || '.' || m.column_name)) as table_name
     from mapped as m join connect as k on k.db_id = m.db_id and m.component = k.best_part
     group by all
 ),
@@ -133,6 +133,7 @@ select
         'total_score', round(cast(total_score as double), 4),
         'semantic_score', round(cast(semantic_score as double), 4),
         'rank_score', round(cast(rank_score as double), 4),
+        'abstain', {{ dbrouter.abstain_condition() }},
         'signals', case when stage = 0 then json_object(
 {%- for name in dbrouter.ranker_signal_names() %}
             '{{ name }}', round(cast(f_{{ name }} as double), 4){{ ',' if not loop.last }}
@@ -197,7 +198,8 @@ chosen as (
     select db_id, word_index, table_name
     from (
         select m.db_id, m.word_index, m.table_name,
-            row_number() over (partition by m.db_id, m.word_index order by m.similarity desc, m.table_name desc) as rn
+            row_number() over (partition by m.db_id, m.word_index
+                               order by m.similarity desc, m.table_name || '.' || m.column_name desc) as rn
         from mapped as m join connect as k on k.db_id = m.db_id and m.component = k.best_part
     )
     where rn = 1
@@ -279,6 +281,7 @@ select
         'total_score', round(cast(total_score as double), 4),
         'semantic_score', round(cast(semantic_score as double), 4),
         'rank_score', round(cast(rank_score as double), 4),
+        'abstain', {{ dbrouter.abstain_condition() }},
         'signals', case when stage = 0 then object_construct_keep_null(
 {%- for name in dbrouter.ranker_signal_names() %}
             '{{ name }}', round(cast(f_{{ name }} as double), 4){{ ',' if not loop.last }}

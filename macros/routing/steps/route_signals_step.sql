@@ -120,3 +120,16 @@ signals as (
 {%- endfor -%}
 ({%- for name in names %}{{ ' + ' if not loop.first }}{{ weights.get(name, 0) | float }} * coalesce({{ prefix }}f_{{ name }}, 0){% endfor -%})
 {%- endmacro %}
+
+{#- Abstention: true for the first-ranked candidate when its ranker score is below var
+    dbrouter__abstain_below (fitted by scripts/train_ranker.py --abstention on train questions of
+    databases left out of a train KB); false everywhere when the var is null (never abstain).
+    Read in the final select of route_score_step, where rank, stage and rank_score are columns. -#}
+{% macro abstain_condition() -%}
+{%- set below = dbrouter.get_var('dbrouter__abstain_below') -%}
+{%- if below is none -%}
+false
+{%- else -%}
+(rank = 1 and stage = 0 and rank_score < {{ below | float }})
+{%- endif -%}
+{%- endmacro %}
