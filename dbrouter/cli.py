@@ -422,6 +422,17 @@ def cmd_eval_route(args) -> int:
     return 0
 
 
+def cmd_eval_abstain(args) -> int:
+    from dbrouter.eval.abstain import abstain_report, eval_abstain
+    from dbrouter.eval.benchmark import load_benchmark
+
+    bench = load_benchmark(_benchmark_path(args))
+    workdir = Path(args.workdir) / bench.name
+    m = eval_abstain(bench, workdir, args.embedder, limit=args.limit)
+    _publish(args, abstain_report(m, f"dbrouter eval abstain --benchmark {_bench_arg(args)}"), args.limit)
+    return 0
+
+
 def cmd_eval_build(args) -> int:
     from dbrouter.eval.benchmark import load_benchmark
     from dbrouter.eval.build import build_report, run_build_benchmark
@@ -650,6 +661,8 @@ def parser() -> argparse.ArgumentParser:
                                  ("statements", cmd_eval_retrieval, "statement retrieval: SbR vs cosine vs BM25"),
                                  ("examples", cmd_eval_retrieval, "example cascade: per-stage firing and precision"),
                                  ("link", cmd_eval_link, "schema linking strict recall (SRR), gold database given"),
+                                 ("abstain", cmd_eval_abstain, "abstention: out-of-repository questions refused, "
+                                  "in-repository R@1 it costs"),
                                  ("sql", cmd_eval_sql, "execution accuracy (EX) of generated SQL; needs an LLM")):
         sp = evsub.add_parser(name, help=helptext)
         sp.add_argument("--benchmark", help="benchmark directory (or $DBROUTER_BENCHMARK)")
@@ -668,7 +681,7 @@ def parser() -> argparse.ArgumentParser:
         if name == "sql":
             sp.add_argument("--candidates", type=int, default=5, help="SQL candidates per question (default 5)")
             sp.add_argument("--repair-turns", type=int, default=3, help="repair turns per candidate (default 3)")
-        if name in ("route", "statements", "examples", "link", "sql"):
+        if name in ("route", "statements", "examples", "link", "sql", "abstain"):
             sp.add_argument("--limit", type=int, help="only the first N test questions (smoke runs; not recorded)")
         sp.set_defaults(func=func)
     sp = evsub.add_parser("serve", help="load test of `dbrouter serve`: route_query throughput and p50/p95 latency")

@@ -18,7 +18,7 @@ import numpy as np
 
 # The order of macro ranker_signal_names().
 SIGNALS = ("database", "table", "column", "example", "example_votes", "semantic", "mapped", "connected",
-           "phrase_wins", "lex_table", "lex_name", "lex_value")
+           "phrase_wins", "lex_table", "lex_name", "lex_value", "lex_example", "shortlist", "has_examples")
 
 
 # What each signal means, in words a data analyst reads in `dbrouter route --explain`.
@@ -35,6 +35,9 @@ SIGNAL_TEXT = {
     "lex_table": "question words in table names (idf-weighted)",
     "lex_name": "question words in table/column names (idf)",
     "lex_value": "question words in sample values (idf)",
+    "lex_example": "question words in its stored examples (idf)",
+    "shortlist": "first-ranking score (shortlist)",
+    "has_examples": "has stored example questions (1 yes)",
 }
 
 
@@ -90,6 +93,37 @@ class RoutedQuestion:
                    obj.get("setting", ""), obj.get("question", ""))
 
 
+def example_word_share(question: str, examples: list[tuple[str, str]], n_databases: int) -> dict[str, float]:
+    """Signal ``lex_example`` per database, as route_signals_step computes it in SQL: the share of
+    the question's idf weight (idf = ln(N / df) over the KB's databases, ln(N) for a word in no
+    database's examples) carried by content words found in the database's stored example questions.
+
+    Args:
+        question: the routed question.
+        examples: (db_id, example question) of the KB.
+        n_databases: N, the number of databases in the KB.
+
+    Returns:
+        db_id -> share, for every database that has examples (0 for the others).
+    """
+    import math
+
+    from python_udfs.phrases import content_words
+
+    vocab: dict[str, set[str]] = {}
+    for db_id, text in examples:
+        vocab.setdefault(db_id, set()).update(content_words(text))
+    df: dict[str, int] = {}
+    for words in vocab.values():
+        for w in words:
+            df[w] = df.get(w, 0) + 1
+    n = max(n_databases, 1)
+    idf = lambda w: math.log(n / df[w]) if w in df else math.log(max(n, 2))  # noqa: E731
+    words = set(content_words(question))
+    total = sum(idf(w) for w in words)
+    return {db: (sum(idf(w) for w in words if w in own) / total if total else 0.0) for db, own in vocab.items()}
+
+
 def candidates_from_rows(rows: list[tuple]) -> list[Candidate]:
     """Candidates from ``route_query_ranked`` rows ``(db_id, shortlist_rank, evidence JSON)``.
 
@@ -125,14 +159,16 @@ def load(path: Path) -> list[RoutedQuestion]:
     return [RoutedQuestion.from_json(json.loads(line)) for line in Path(path).read_text().splitlines() if line.strip()]
 
 
-def matrix(q: RoutedQuestion, names: tuple[str, ...] = SIGNALS) -> np.ndarray:
-    """The question's candidates x signals matrix."""
+def matrix(q: RoutedQuestion, names: tuple[str, ...] | None = None) -> np.ndarray:
+    """The question's candidates x signals matrix (``names`` default :data:`SIGNALS`)."""
+    names = names or SIGNALS
     return np.array([[c.signals.get(n, 0.0) for n in names] for c in q.candidates], dtype=float).reshape(-1, len(names))
 
 
 def score(q: RoutedQuestion, weights: dict[str, float]) -> np.ndarray:
     """The ranker score of each candidate of ``q`` under ``weights``."""
-    return matrix(q) @ np.array([weights.get(n, 0.0) for n in SIGNALS])
+    names = tuple(weights)
+    return matrix(q, names) @ np.array([weights[n] for n in names])
 
 
 def top1(q: RoutedQuestion, weights: dict[str, float] | None) -> str | None:
@@ -153,7 +189,7 @@ def r_at_1(questions: list[RoutedQuestion], weights: dict[str, float] | None) ->
 
 
 def fit(questions: list[RoutedQuestion], l2: float = 1e-3, steps: int = 500,
-        group_weights: list[float] | None = None) -> dict[str, float]:
+        group_weights: list[float] | None = None, names: tuple[str, ...] | None = None) -> dict[str, float]:
     """Fit the conditional logit: maximise sum log softmax(score)[gold] - l2 |w|^2 (standardised signals).
 
     Args:
@@ -162,14 +198,16 @@ def fit(questions: list[RoutedQuestion], l2: float = 1e-3, steps: int = 500,
         l2: ridge penalty on the standardised weights.
         steps: L-BFGS iterations.
         group_weights: one weight per question (e.g. 1 / size of its setting), default 1.
+        names: the signals to weigh (default :data:`SIGNALS`).
 
     Returns:
         Signal name -> weight on the raw (unstandardised) signal, rounded to 4 digits.
     """
     from scipy.optimize import minimize
 
+    names = names or SIGNALS
     gw = group_weights or [1.0] * len(questions)
-    groups = [(matrix(q), next(i for i, c in enumerate(q.candidates) if c.db_id == q.gold), w)
+    groups = [(matrix(q, names), next(i for i, c in enumerate(q.candidates) if c.db_id == q.gold), w)
               for q, w in zip(questions, gw) if any(c.db_id == q.gold for c in q.candidates) and len(q.candidates) > 1]
     if not groups:
         raise ValueError("no routed question has its gold database among two or more candidates: nothing to fit")
@@ -190,5 +228,5 @@ def fit(questions: list[RoutedQuestion], l2: float = 1e-3, steps: int = 500,
             grad -= gweight / total * (z[gold] - p @ z)
         return value, grad
 
-    res = minimize(loss, np.zeros(len(SIGNALS)), jac=True, method="L-BFGS-B", options={"maxiter": steps})
-    return {n: round(float(w / s), 4) for n, w, s in zip(SIGNALS, res.x, sd)}
+    res = minimize(loss, np.zeros(len(names)), jac=True, method="L-BFGS-B", options={"maxiter": steps})
+    return {n: round(float(w / s), 4) for n, w, s in zip(names, res.x, sd)}

@@ -68,6 +68,24 @@ def train_settings(bench, n: int, seed: int = 0) -> dict:
     }
 
 
+def augment(routed: list, examples, n_databases: int) -> list:
+    """Fill the signals a cached features file predates (lex_example, shortlist, has_examples) the
+    way route_signals_step computes them (:func:`dbrouter.ranker.example_word_share`, the shortlist
+    score, whether the database has examples; tests/functional/test_ranker_signals.py checks the
+    SQL against it). Signals already present (files written by the current route functions) stay."""
+    pairs = [(q.db_id, q.question) for q in examples]
+    has = {db for db, _ in pairs}
+    for q in routed:
+        share = None
+        for c in q.candidates:
+            if "lex_example" not in c.signals:
+                share = share if share is not None else ranker.example_word_share(q.question, pairs, n_databases)
+                c.signals["lex_example"] = share.get(c.db_id, 0.0)
+            c.signals.setdefault("shortlist", c.shortlist_score)
+            c.signals.setdefault("has_examples", 1.0 if c.db_id in has else 0.0)
+    return routed
+
+
 def route_all(warehouse: Path, questions, setting: str, embedder: str | None) -> list[ranker.RoutedQuestion]:
     """Route ``questions`` and keep every re-ranked candidate's signals."""
     from dbrouter.warehouse import connect
@@ -94,7 +112,7 @@ def collect(bench_path: str, workdir: Path, n: int, embedder: str | None, reuse:
     for setting, (examples, questions) in train_settings(bench, n).items():
         cache = workdir / bench.name / f"{setting}.jsonl"
         if reuse and cache.is_file():
-            out[setting] = ranker.load(cache)
+            out[setting] = augment(ranker.load(cache), examples, len(bench.db_ids))
             continue
         print(f"[{bench.name} / {setting}] train KB with {len(examples)} examples, routing {len(questions)}", flush=True)
         warehouse = workdir / bench.name / "kb.duckdb"
@@ -120,9 +138,10 @@ def collect_abstention(bench_path: str, workdir: Path, n: int, embedder: str | N
     (a database of the KB) or ``out`` (a withheld database: no right answer exists)."""
     bench = load_benchmark(bench_path)
     cache = workdir / bench.name / "abstention.jsonl"
-    if reuse and cache.is_file():
-        return ranker.load(cache)
     a, b = split_train(bench)
+    kept = [d for d in bench.db_ids if not is_withheld(d)]
+    if reuse and cache.is_file():
+        return augment(ranker.load(cache), [q for q in a if not is_withheld(q.db_id)], len(kept))
     rng = random.Random(3)
     inside = [q for q in b if not is_withheld(q.db_id)]
     outside = [q for q in b if is_withheld(q.db_id)]
@@ -158,14 +177,14 @@ def choose_abstention(routed: list, weights: dict[str, float], max_cost: float) 
     return best[0] if best else None
 
 
-def balanced_fit(data: dict[str, dict[str, list]], l2: float) -> dict[str, float]:
+def balanced_fit(data: dict[str, dict[str, list]], l2: float, names: tuple[str, ...] | None = None) -> dict[str, float]:
     """Fit on every (benchmark, setting) pooled, each weighing the same in total."""
     qs, gw = [], []
     for per_setting in data.values():
         for routed in per_setting.values():
             qs += routed
             gw += [1.0 / max(len(routed), 1)] * len(routed)
-    return ranker.fit(qs, l2=l2, group_weights=gw)
+    return ranker.fit(qs, l2=l2, group_weights=gw, names=names)
 
 
 def report(data: dict[str, dict[str, list]], weights: dict[str, float], label: str) -> None:
@@ -208,6 +227,9 @@ def main() -> None:
     ap.add_argument("--embedder", default="minilm")
     ap.add_argument("--reuse", action="store_true", help="read cached routed questions")
     ap.add_argument("--write", action="store_true", help="write the pooled fit into the dbt vars")
+    ap.add_argument("--test-features", type=Path,
+                    help="eval workdir holding <benchmark>/<setting>.features.jsonl: print each fit's test R@1 "
+                         "(the cross-benchmark check; nothing is fitted on them)")
     ap.add_argument("--abstention", action="store_true",
                     help="also fit dbrouter__abstain_below on train KBs without the withheld databases")
     ap.add_argument("--abstention-cost", type=float, default=0.01,
@@ -222,6 +244,17 @@ def main() -> None:
             own = balanced_fit({name: data[name]}, args.l2)
             print(f"fit on {name} train only: {own}")
             report(data, own, f"fit on {name} only")
+    if args.test_features:
+        print("cross-benchmark check on TEST features written by `dbrouter eval route` (evaluation only):")
+        fits = {"pooled": weights, **({f"{n} only": balanced_fit({n: data[n]}, args.l2) for n in data}
+                                      if len(data) > 1 else {})}
+        for name in data:
+            for setting in ("in-domain", "schema-only", "cross-domain"):
+                path = args.test_features / name / f"{setting}.features.jsonl"
+                if path.is_file():
+                    test = ranker.load(path)
+                    print(f"  test {name:<18} {setting:<13} n={len(test):<5} "
+                          + "  ".join(f"{label} {ranker.r_at_1(test, w):.4f}" for label, w in fits.items()))
     theta = None
     if args.abstention:
         routed = [q for b in args.benchmark for q in collect_abstention(b, args.workdir, args.n, args.embedder,

@@ -27,6 +27,7 @@
                                                  dbrouter__abstain_below: abstention)
     route_query_json(question, k := 5)        -> JSON {question, path, ranking: [...], reason, abstained}
     route_ranker_weights()                    -> JSON of the ranker's weights this build uses
+    route_abstain_below()                     -> the abstention threshold (NULL: never abstain)
 
   Nothing here touches the network.
 -#}
@@ -118,6 +119,8 @@ create or replace macro route_query_json_{{ path }}(question, k := 5) as (
 {% endfor %}
 create or replace macro route_shortlist_k() as ({{ sk }});
 create or replace macro route_ranker_weights() as (json '{{ tojson(dbrouter.get_var('dbrouter__ranker_weights')) }}');
+{%- set below = dbrouter.get_var('dbrouter__abstain_below') %}
+create or replace macro route_abstain_below() as ({{ 'cast(null as double)' if below is none else below | float }});
 {%- endmacro %}
 
 {#- Snowflake: SQL UDFs and UDTFs in the KB schema (snowflake_kb_schema), callable from any Snowflake

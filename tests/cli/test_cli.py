@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from dbrouter.ranker import SIGNALS
 from tests.conftest import run_cli
 
 pytestmark = pytest.mark.slow
@@ -14,8 +15,14 @@ pytestmark = pytest.mark.slow
 def test_route_prints_ranking_and_explain(built_kb):
     proc = run_cli("route", "--warehouse", str(built_kb["warehouse"]), "--k", "2", "--explain",
                    "Which orchestra has the most performances?")
-    assert "1. orchestra" in proc.stdout
-    assert "top table" in proc.stdout and "  2. " in proc.stdout
+    assert "1. orchestra" in proc.stdout and "  2. " in proc.stdout
+    # every number that orders the candidates is printed: the score, and each signal x weight
+    score = float(proc.stdout.split("1. orchestra")[1].split("ranker score ")[1].split()[0])
+    block = proc.stdout.split("1. orchestra")[1].split("  2. ")[0]
+    parts = [float(line.rsplit("= ", 1)[1]) for line in block.splitlines() if " x " in line and "= " in line]
+    assert len(parts) == len(SIGNALS) and abs(sum(parts) - score) < 0.01
+    assert "question words in table names (idf-weighted)" in block and "tables of the mapped columns" in block
+    assert "closest stored example" in block or "no stored example questions" in block
 
 
 def test_route_json_and_empty_question(built_kb):

@@ -54,7 +54,8 @@ def test_llm_mappings_rerank_retry_once_and_cache(built_kb, tmp_path):
         assert json.loads(again.stdout)["ranking"] == ranking
         explained = run_cli("route", "--warehouse", str(built_kb["warehouse"]), "--explain", "--k", "1", QUESTION,
                             env=env)
-        assert "phrases [llm]: 2 (0 N/A)" in explained.stdout and "singers -> singer.Name" in explained.stdout
+        assert "phrases [llm]: 2, 0 not mapped to any column" in explained.stdout
+        assert "singers -> singer.Name" in explained.stdout and "given mapping" in explained.stdout
 
 
 def test_malformed_twice_slow_and_unreachable_llm_fall_back_and_say_so(built_kb, tmp_path):

@@ -77,12 +77,14 @@ example_votes as (
 ),
 fused as (
     select *,
-        (s_schema + {{ w_ex }} * coalesce(s_example, s_schema + (select coalesce(max({{ 'static_' if path == 'sql' else '' }}example_gap), 0)
-            from {{ dbrouter.kb_relation('kb_routing_calibration') }})))
-        / {{ 1.0 + w_ex }} as score
+        (s_schema + {{ w_ex }} * t.trusted * coalesce(s_example, s_schema + t.gap))
+        / (1.0 + {{ w_ex }} * t.trusted) as score
     from (select p.*, coalesce(v.example_votes, 0) as example_votes,
               {{ dbrouter.schema_score('p.s_database', 'p.s_table', 'p.s_column') }} as s_schema
           from per_db as p left join example_votes as v on v.db_id = p.db_id)
+    cross join (select coalesce(max({{ 'static_' if path == 'sql' else '' }}example_gap), 0) as gap,
+                    coalesce(max(examples_trusted), 0) as trusted
+                from {{ dbrouter.kb_relation('kb_routing_calibration') }}) as t
 ),
 shortlist as materialized (
     select *, cast(row_number() over (order by score desc, db_id) as integer) as shortlist_rank
@@ -139,12 +141,13 @@ example_votes as (
 ),
 fused as (
     select *,
-        (s_schema + {{ w_ex }} * coalesce(s_example, s_schema + (select coalesce(max(example_gap), 0)
-            from {{ dbrouter.kb_relation('kb_routing_calibration') }})))
-        / {{ 1.0 + w_ex }} as score
+        (s_schema + {{ w_ex }} * t.trusted * coalesce(s_example, s_schema + t.gap))
+        / (1.0 + {{ w_ex }} * t.trusted) as score
     from (select p.*, coalesce(v.example_votes, 0) as example_votes,
               {{ dbrouter.schema_score('p.s_database', 'p.s_table', 'p.s_column') }} as s_schema
           from per_db as p left join example_votes as v on v.db_id = p.db_id)
+    cross join (select coalesce(max(example_gap), 0) as gap, coalesce(max(examples_trusted), 0) as trusted
+                from {{ dbrouter.kb_relation('kb_routing_calibration') }}) as t
 ),
 shortlist as (
     select *, cast(row_number() over (order by score desc, db_id) as integer) as shortlist_rank

@@ -21,6 +21,13 @@
                              names / table and column names; a word weighs its idf over the KB's
                              databases (kb_route_token_idf), a word no database has weighs ln(N)
     lex_value                the same for sample values, counting only words not found in names
+    lex_example              the same for the content words of the database's stored example
+                             questions (0 without examples)
+    shortlist                the first ranking's fused score (schema similarities and the best
+                             example, imputed from kb_routing_calibration for a database without)
+    has_examples             1 when the database has stored example questions: its weight offsets
+                             the example signals, so a database without examples is not outranked
+                             merely because others have some
 
   Consumes: CTEs shortlist, candidates (route_shortlist_step), cand_words (route_mapping_contract),
     word_best, cand_stats, connect (route_score_step); kb_route_tokens, kb_route_token_idf, kb_databases.
@@ -40,21 +47,24 @@ token_weights as (
     select q.token,
         coalesce(max(case when i.source = 'table' then i.idf end), max(n.idf_max)) as w_table,
         coalesce(max(case when i.source = 'name' then i.idf end), max(n.idf_max)) as w_name,
-        coalesce(max(case when i.source = 'value' then i.idf end), max(n.idf_max)) as w_value
+        coalesce(max(case when i.source = 'value' then i.idf end), max(n.idf_max)) as w_value,
+        coalesce(max(case when i.source = 'example' then i.idf end), max(n.idf_max)) as w_example
     from q_tokens as q
     cross join (select ln(greatest(count(*), 2)) as idf_max from {{ dbrouter.kb_relation('kb_databases') }}) as n
     left join {{ dbrouter.kb_relation('kb_route_token_idf') }} as i on i.token = q.token
     group by q.token
 ),
 token_totals as (
-    select nullif(sum(w_table), 0) as t_table, nullif(sum(w_name), 0) as t_name, nullif(sum(w_value), 0) as t_value
+    select nullif(sum(w_table), 0) as t_table, nullif(sum(w_name), 0) as t_name, nullif(sum(w_value), 0) as t_value,
+        nullif(sum(w_example), 0) as t_example
     from token_weights
 ),
 token_hits as (
     select cw.db_id, cw.token,
         max(case when t.source = 'table' then 1 else 0 end) as in_table,
         max(case when t.source = 'name' then 1 else 0 end) as in_name,
-        max(case when t.source = 'value' then 1 else 0 end) as in_value
+        max(case when t.source = 'value' then 1 else 0 end) as in_value,
+        max(case when t.source = 'example' then 1 else 0 end) as in_example
     from (select distinct db_id, phrase as token from cand_words) as cw
     join {{ dbrouter.kb_relation('kb_route_tokens') }} as t on t.db_id = cw.db_id and t.token = cw.token
     group by cw.db_id, cw.token
@@ -63,7 +73,8 @@ lexical as (
     select h.db_id,
         sum(case when h.in_table = 1 then w.w_table else 0 end) / max(tt.t_table) as lex_table,
         sum(case when h.in_name = 1 then w.w_name else 0 end) / max(tt.t_name) as lex_name,
-        sum(case when h.in_value = 1 and h.in_name = 0 then w.w_value else 0 end) / max(tt.t_value) as lex_value
+        sum(case when h.in_value = 1 and h.in_name = 0 then w.w_value else 0 end) / max(tt.t_value) as lex_value,
+        sum(case when h.in_example = 1 then w.w_example else 0 end) / max(tt.t_example) as lex_example
     from token_hits as h
     join token_weights as w on w.token = h.token
     cross join token_totals as tt
@@ -93,7 +104,10 @@ signals as (
         coalesce(w.phrase_wins, 0) as f_phrase_wins,
         coalesce(l.lex_table, 0) as f_lex_table,
         coalesce(l.lex_name, 0) as f_lex_name,
-        coalesce(l.lex_value, 0) as f_lex_value
+        coalesce(l.lex_value, 0) as f_lex_value,
+        coalesce(l.lex_example, 0) as f_lex_example,
+        coalesce(sl.score, 0) as f_shortlist,
+        case when sl.s_example is null then 0 else 1 end as f_has_examples
     from candidates as c
     join shortlist as sl on sl.db_id = c.db_id
     left join cand_stats as st on st.db_id = c.db_id
@@ -106,7 +120,7 @@ signals as (
 {#- The ranker's signal names, in the order ranker_score sums them and the evidence lists them. -#}
 {% macro ranker_signal_names() -%}
 {{ return(['database', 'table', 'column', 'example', 'example_votes', 'semantic', 'mapped', 'connected',
-           'phrase_wins', 'lex_table', 'lex_name', 'lex_value']) }}
+           'phrase_wins', 'lex_table', 'lex_name', 'lex_value', 'lex_example', 'shortlist', 'has_examples']) }}
 {%- endmacro %}
 
 {#- The learned ranker's score of a candidate: sum of weight x signal over ranker_signal_names(),

@@ -3,6 +3,10 @@
 --   - schema score of its database for it). A database without examples has its example
 --   signal imputed as schema score + example_gap, so having no examples is not a penalty.
 -- static_example_gap is the same over the static vectors (the pure-SQL path's shortlist).
+-- examples_trusted = 1 when at least dbrouter__min_calibration_examples examples had another
+--   example of their database to compare with: with fewer the gap is noise (a KB where two
+--   databases have three examples each), so the first ranking ignores examples altogether
+--   (route_shortlist_step) and a database never wins on accidental example similarity.
 {%- set spaces = dbrouter.embedding_spaces() %}
 with
 {%- for p, rel in spaces %}
@@ -48,6 +52,8 @@ with
 select
     gap.n_examples_used,
     gap.example_gap,
+    case when gap.n_examples_used >= {{ dbrouter.get_var('dbrouter__min_calibration_examples') | int }} then 1 else 0 end
+        as examples_trusted,
 {%- if spaces | length > 1 %}
     static_gap.example_gap as static_example_gap,
 {%- endif %}

@@ -1,0 +1,112 @@
+"""The learned ranker in SQL: its signals agree with their definitions, every number of the order
+is in the evidence, a few examples never make routing worse, and abstention returns NULL with a
+reason (demo KB, hash embedder)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from dbrouter import ranker
+from tests.conftest import copy_demo, copy_project, run_cli
+
+pytestmark = pytest.mark.slow
+
+
+def _examples(built_kb) -> list[tuple[str, str]]:
+    lines = (built_kb["base"] / "examples.jsonl").read_text().splitlines()
+    return [(o["db_id"], o["question"]) for o in map(json.loads, lines) if o]
+
+
+def test_lex_example_signal_matches_its_python_definition(kb_con, built_kb):
+    n = kb_con.execute("select count(*) from kb_databases").fetchone()[0]
+    for question in ("How many singers do we have?", "Which courses are taught on days MTW by the history department?",
+                     "headphones under 100 dollars in stock"):
+        want = ranker.example_word_share(question, _examples(built_kb), n)
+        rows = kb_con.execute("select db_id, evidence from route_query_ranked(?, 10)", [question]).fetchall()
+        got = {d: json.loads(e)["signals"] for d, e in rows if json.loads(e)["signals"]}
+        assert got, question
+        for db_id, signals in got.items():
+            assert signals["lex_example"] == pytest.approx(want.get(db_id, 0.0), abs=1e-4), (question, db_id)
+            assert signals["has_examples"] == (1 if db_id in want else 0)
+
+
+def test_rank_score_is_the_weighted_sum_of_the_signals_and_orders_the_candidates(kb_con):
+    weights = json.loads(kb_con.execute("select cast(route_ranker_weights() as varchar)").fetchone()[0])
+    rows = kb_con.execute("select rank, evidence from route_query_ranked(?, 10)",
+                          ["Which orchestra has the most performances?"]).fetchall()
+    scores = []
+    for _, e in sorted(rows):
+        ev = json.loads(e)
+        if ev["stage"] != "reranked":
+            continue
+        total = sum(part for *_, part in ranker.contributions(ev["signals"], weights))
+        assert total == pytest.approx(ev["rank_score"], abs=2e-3)
+        scores.append(ev["rank_score"])
+    assert scores == sorted(scores, reverse=True) and len(scores) > 1
+
+
+def _build(tmp_path, name, examples: list[str] | None, project=None) -> tuple:
+    base = tmp_path / name
+    sources = copy_demo(base)
+    if examples is not None:
+        (base / "examples.jsonl").write_text("".join(line + "\n" for line in examples))
+    env = {"DBROUTER_PROJECT_DIR": str(project)} if project else None
+    run_cli("build", "--sources", str(sources), "--warehouse", str(base / "kb.duckdb"), env=env)
+    return base / "kb.duckdb"
+
+
+def _r_at_1(warehouse, questions) -> float:
+    import dbrouter
+
+    con = dbrouter.connect(warehouse, embedder="hash")
+    try:
+        return sum(con.execute("select route_query(?)", [q]).fetchone()[0] == db for db, q in questions) / len(questions)
+    finally:
+        con.close()
+
+
+def test_a_few_examples_for_two_databases_do_not_make_routing_worse(tmp_path):
+    """The new user's case: 6 examples for 2 of 10 databases. The calibration must not trust them
+    (examples_trusted = 0: the first ranking ignores them), and the other databases' questions
+    must route at least as well as with no examples at all."""
+    from dbrouter.warehouse import connect
+
+    src = copy_demo(tmp_path / "src").parent
+    lines = [line for line in (src / "examples.jsonl").read_text().splitlines() if line.strip()]
+    chosen = {"singer", "college_3"}
+    few = [line for line in lines if json.loads(line)["db_id"] in chosen]
+    others = [(o["db_id"], o["question"]) for o in map(json.loads, lines) if o["db_id"] not in chosen]
+    assert len(few) == 6 and len(others) == 24
+    with_few = _build(tmp_path, "few", few)
+    without = _build(tmp_path, "none", [])
+    con = connect(with_few, embedder="hash")
+    try:
+        assert con.execute("select examples_trusted from kb_routing_calibration").fetchone()[0] == 0
+    finally:
+        con.close()
+    assert _r_at_1(with_few, others) >= _r_at_1(without, others)
+    shutil.rmtree(src)
+
+
+def test_abstention_returns_null_with_a_reason(tmp_path):
+    project = copy_project(tmp_path / "project")
+    yml = project / "dbt_project.yml"
+    yml.write_text(yml.read_text().replace("dbrouter__abstain_below: null", "dbrouter__abstain_below: 1000000"))
+    warehouse = _build(tmp_path, "abstain", None, project)
+    import dbrouter
+
+    con = dbrouter.connect(warehouse, embedder="hash")
+    try:
+        assert con.execute("select route_query('What is the weather in Paris tomorrow?')").fetchone()[0] is None
+        out = json.loads(con.execute("select route_query_json('asdf qwerty')").fetchone()[0])
+        assert out["abstained"] is True and out["reason"].startswith("no database matches confidently")
+        assert out["ranking"], "the candidates it weighed are still listed"
+        assert con.execute("select route_abstain_below()").fetchone()[0] == 1000000
+    finally:
+        con.close()
+    proc = run_cli("route", "--warehouse", str(warehouse), "--k", "2", "asdf qwerty",
+                   env={"DBROUTER_PROJECT_DIR": str(project)})
+    assert "no answer: no database matches confidently" in proc.stdout
