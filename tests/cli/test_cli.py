@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -19,7 +20,7 @@ def test_route_prints_ranking_and_explain(built_kb):
     # every number that orders the candidates is printed: the score, and each signal x weight
     score = float(proc.stdout.split("1. orchestra")[1].split("ranker score ")[1].split()[0])
     block = proc.stdout.split("1. orchestra")[1].split("  2. ")[0]
-    parts = [float(line.rsplit("= ", 1)[1]) for line in block.splitlines() if " x " in line and "= " in line]
+    parts = [float(m[1]) for m in re.finditer(r" x +-?[\d.]+ = ([+-][\d.]+)$", block, re.M)]
     assert len(parts) == len(SIGNALS) and abs(sum(parts) - score) < 0.01
     assert "question words in table names (idf-weighted)" in block and "tables of the mapped columns" in block
     assert "closest stored example" in block or "no stored example questions" in block

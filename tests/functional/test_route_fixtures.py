@@ -5,7 +5,10 @@ concerts has declared keys and a sample value; logistics is a 9-table chain of d
 8 hops end to end (beyond dbrouter__max_hops = 6), with its alphabetically first table at one
 end; school has keys implied by names only, plus a table joined to nothing. Only what the method
 fixes by rule is expected here: exact name/value mappings, N/A counts, coverage, connectivity,
-implied-edge need and join paths; hash-embedder cosines are not.
+implied-edge need and join paths; hash-embedder cosines are not. The order is the learned
+ranker's: it weighs mapped phrases above connectivity (fitted on train), so in
+json_disconnected_parts the school database, which maps both phrases in two parts of its join
+graph, ranks above databases that map neither.
 """
 
 from __future__ import annotations
@@ -100,12 +103,18 @@ def test_join_edges_declared_and_implied(mini_con):
 
 
 def test_exact_phrase_mappings(mini_con):
+    """'singer' names the singer table (its key column represents it) and singer_in_concert's
+    columns (its key column and singer_id, whose name holds the word) - not every column of the
+    table; 'france' is a sample value of singer.country, a value match, not a name match."""
     rows = mini_con.execute(
-        "select db_id, phrase, table_name, column_name from route_phrase_mappings('Singers from France', 3) "
-        "where is_exact order by all").fetchall()
-    want = [(r["db_id"], r["phrase"], r["table_name"], r["column_name"])
+        "select db_id, phrase, table_name, column_name, match_kind from route_phrase_mappings('Singers from France', 3) "
+        "where match_kind in ('name', 'value') order by all").fetchall()
+    want = [(r["db_id"], r["phrase"], r["table_name"], r["column_name"], r["match_kind"])
             for r in read_csv("expected_exact_mappings.csv")]
     assert rows == sorted(want)
+    exact = mini_con.execute("select count(*) from route_phrase_mappings('Singers from France', 3) "
+                             "where is_exact <> (match_kind = 'name')").fetchone()[0]
+    assert exact == 0
 
 
 def test_route_evidence_matches_expected(mini_con):

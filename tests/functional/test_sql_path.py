@@ -101,7 +101,8 @@ def test_a_plain_duckdb_client_routes_and_retrieves(built_kb):
     assert out["route_query"] in ("concert_singer", "singer")
     assert out["json"]["path"] == "sql" and out["json"]["reason"] is None
     assert out["json"]["ranking"][0]["db_id"] == out["route_query"]
-    assert out["json_null"] == {"question": None, "path": "sql", "ranking": [], "reason": "question is NULL"}
+    assert out["json_null"] == {"question": None, "path": "sql", "ranking": [], "reason": "question is NULL",
+                                "abstained": False}
     assert out["json_empty"]["ranking"] == [] and out["json_empty"]["reason"] == "question is empty"
     assert out["null"] == [None, None]
     assert [r[0] for r in out["ranked"]] == [1, 2, 3] and out["ranked"][0][1] == out["route_query"]
