@@ -415,9 +415,9 @@ def cmd_eval_route(args) -> int:
     workdir.mkdir(parents=True, exist_ok=True)
     settings = SETTINGS if args.setting == "all" else [args.setting]
     for setting in settings:
-        m = eval_route(bench, setting, workdir, args.embedder, args.limit, path=args.path)
+        m = eval_route(bench, setting, workdir, args.embedder, args.limit, path=args.path, values=args.values)
         command = (f"dbrouter eval route --benchmark {_bench_arg(args)} --setting {setting}"
-                   + (" --path sql" if args.path == "sql" else ""))
+                   + (" --path sql" if args.path == "sql" else "") + (" --values" if args.values else ""))
         _publish(args, route_report(m, command), args.limit)
     return 0
 
@@ -676,6 +676,8 @@ def parser() -> argparse.ArgumentParser:
             sp.add_argument("--path", default="udf", choices=["udf", "sql"],
                             help="udf: route_query_ranked_udf through dbrouter.connect (default); sql: "
                                  "route_query_ranked_sql on a plain DuckDB connection that registered nothing")
+            sp.add_argument("--values", action="store_true",
+                            help="give the KB sample values read from the benchmark's SQL dumps (sql/<db_id>.sql)")
         if name == "scale":
             sp.add_argument("--databases", type=int, default=10_000, help="synthetic databases (default 10000)")
         if name == "sql":

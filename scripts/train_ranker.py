@@ -42,6 +42,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from dbrouter import ranker  # noqa: E402
+from dbrouter.eval.abstain import databases_without_withheld  # noqa: E402
 from dbrouter.eval.benchmark import is_withheld, load_benchmark, split_train  # noqa: E402
 from dbrouter.eval.kb import build_kb  # noqa: E402
 
@@ -122,17 +123,6 @@ def collect(bench_path: str, workdir: Path, n: int, embedder: str | None, reuse:
     return out
 
 
-def holdout_kb_databases(bench, path: Path) -> Path:
-    """A databases.jsonl without the cross-domain split's withheld databases (they become out of repository)."""
-    import json
-
-    path.parent.mkdir(parents=True, exist_ok=True)
-    lines = [line for line in bench.databases_file.read_text(encoding="utf-8").splitlines()
-             if line.strip() and not is_withheld(json.loads(line)["db_id"])]
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return path
-
-
 def collect_abstention(bench_path: str, workdir: Path, n: int, embedder: str | None, reuse: bool) -> list:
     """Train questions routed against a train KB without the withheld databases: setting ``in``
     (a database of the KB) or ``out`` (a withheld database: no right answer exists)."""
@@ -148,7 +138,7 @@ def collect_abstention(bench_path: str, workdir: Path, n: int, embedder: str | N
     examples = [q for q in a if not is_withheld(q.db_id)]
     warehouse = workdir / bench.name / "holdout" / "kb.duckdb"
     print(f"[{bench.name} / abstention] train KB without the withheld databases, {len(examples)} examples", flush=True)
-    build_kb(holdout_kb_databases(bench, warehouse.parent / "databases.jsonl"), examples, warehouse, embedder,
+    build_kb(databases_without_withheld(bench, warehouse.parent / "databases.jsonl"), examples, warehouse, embedder,
              log=lambda m: None)
     routed = (route_all(warehouse, rng.sample(inside, min(n, len(inside))), "in", embedder)
               + route_all(warehouse, rng.sample(outside, min(n, len(outside))), "out", embedder))

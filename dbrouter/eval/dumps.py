@@ -191,3 +191,50 @@ def targets(dumpset: DumpSet) -> dict[str, Target]:
         ``{db_id: Target(db_id, "sqlite", path)}`` for every loaded dump (failed ones are absent).
     """
     return {db_id: Target(db_id, "sqlite", path) for db_id, path in dumpset.paths.items()}
+
+
+def databases_with_samples(bench_path: Path, databases_file: Path, dest: Path, cache_dir: Path,
+                           n: int = 5, chars: int = 60, log: Log = err) -> tuple[Path, int]:
+    """A copy of a benchmark's databases.jsonl whose columns carry sample values read from its SQL
+    dumps (what a KB over the real databases would hold): ``samples`` per column, as the
+    ``schema_json`` source reads them.
+
+    Args:
+        bench_path: the benchmark directory (``sql/<db_id>.sql``).
+        databases_file: its databases.jsonl.
+        dest: the file to write.
+        cache_dir: where the dumps are loaded (:func:`load_dumps`).
+        n: values per column; chars: cut each value to this length (the sources' defaults).
+        log: progress output.
+
+    Returns:
+        (``dest``, how many databases got sample values).
+    """
+    from dbrouter.introspect import quote_ident, sample_values
+
+    dumps = load_dumps(bench_path, cache_dir, log=log)
+    out, filled = [], 0
+    for line in Path(databases_file).read_text(encoding="utf-8").splitlines():
+        if not line.strip():
+            continue
+        obj = json.loads(line)
+        path = dumps.paths.get(obj["db_id"])
+        if path is not None:
+            con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+            con.text_factory = lambda b: b.decode("utf-8", errors="replace")
+            try:
+                for table in obj.get("tables", []):
+                    for col in table.get("columns", []):
+                        try:
+                            col["samples"] = sample_values(lambda sql: con.execute(sql).fetchall(),
+                                                           quote_ident(table["name"]), col["name"], n, chars)
+                        except sqlite3.Error:
+                            col["samples"] = []
+                filled += 1
+            finally:
+                con.close()
+        out.append(json.dumps(obj))
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    dest.write_text("\n".join(out) + "\n", encoding="utf-8")
+    log(f"sample values from {filled} dumps written to {dest}")
+    return dest, filled

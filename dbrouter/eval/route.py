@@ -26,7 +26,8 @@ from dbrouter.routing import default_shortlist_k
 from dbrouter.warehouse import ROUTE_PATHS, connect
 
 JSON_KEYS = ("r1", "r2", "r3", "map", "n", "shortlist_recall", "p50_ms", "p95_ms", "shortlist_r1", "shortlist_r2",
-             "shortlist_r3", "shortlist_map", "shortlist_k", "implied_edge_wins", "errors", "setting", "benchmark", "path")
+             "shortlist_r3", "shortlist_map", "shortlist_k", "implied_edge_wins", "errors", "setting", "benchmark", "path",
+             "values")
 
 
 def rank_of(ranking: list[str], gold: str) -> int | None:
@@ -86,6 +87,7 @@ class RouteMetrics:
     reranked_changed: int = 0
     errors: dict[str, int] = field(default_factory=dict)
     path: str = "udf"
+    values: bool = False
 
     def to_json(self) -> dict:
         """The flat dict ``dbrouter eval route --json`` prints (keys :data:`JSON_KEYS`).
@@ -225,7 +227,7 @@ def open_for_path(warehouse: Path, embedder: str | None, path: str):
 
 
 def eval_route(bench: Benchmark, setting: str, workdir: Path, embedder: str | None,
-               limit: int | None = None, log: Log = err, path: str = "udf") -> RouteMetrics:
+               limit: int | None = None, log: Log = err, path: str = "udf", values: bool = False) -> RouteMetrics:
     """Build the KB for ``setting`` and route the setting's test questions.
 
     Args:
@@ -236,23 +238,30 @@ def eval_route(bench: Benchmark, setting: str, workdir: Path, embedder: str | No
         limit: evaluate only the first ``limit`` questions (for smoke runs; not for reporting).
         log: progress output.
         path: ``udf`` (the UDF path) or ``sql`` (the pure-SQL path on a plain DuckDB connection).
+        values: give the KB sample values read from the benchmark's SQL dumps (``sql/``).
 
     Returns:
         The metrics.
     """
     examples, questions = setting_split(bench, setting)
+    databases = bench.databases_file
+    if values:
+        from dbrouter.eval.dumps import databases_with_samples
+
+        databases, _ = databases_with_samples(bench.path, bench.databases_file, workdir / "databases_values.jsonl",
+                                              workdir / "dumps", log=log)
     if limit:
         questions = questions[:limit]
     warehouse = workdir / "kb.duckdb"
     log(f"[{bench.name} / {setting}] building KB: {len(bench.db_ids)} databases, {len(examples)} examples")
-    build_kb(bench.databases_file, examples, warehouse, embedder, log)
+    build_kb(databases, examples, warehouse, embedder, log)
     con = open_for_path(warehouse, embedder, path)
     try:
         started = time.time()
         log(f"[{bench.name} / {setting}] routing {len(questions)} test questions ({path} path)")
         ranks = evaluate_routing(con, questions, log, path)
         seconds = time.time() - started
-        features = workdir / f"{setting}{'.sql' if path == 'sql' else ''}.features.jsonl"
+        features = workdir / f"{setting}{'.sql' if path == 'sql' else ''}{'.values' if values else ''}.features.jsonl"
         ranker.save(ranks.routed, features)
         log(f"[{bench.name} / {setting}] candidates' signals written to {features}")
         p50, p95 = latency(con, [q.question for q in questions], function=f"route_query_{path}")
@@ -265,13 +274,14 @@ def eval_route(bench: Benchmark, setting: str, workdir: Path, embedder: str | No
         final=RankMetrics.of(ranks.final), shortlist=RankMetrics.of(ranks.shortlist),
         shortlist_k=depth, shortlist_recall=round(recall, 4), p50_ms=round(p50, 1), p95_ms=round(p95, 1),
         seconds=round(seconds, 1), implied_edge_wins=ranks.implied_edge_wins, reranked_changed=ranks.changed,
-        errors=dict(sorted(ranks.errors.items())), path=path)
+        errors=dict(sorted(ranks.errors.items())), path=path, values=values)
 
 
 def summary_line(m: RouteMetrics) -> str:
     """The one line ``dbrouter eval route`` prints per setting without ``--json``."""
     f, s = m.final, m.shortlist
-    return (f"{m.benchmark} {m.setting}{' (pure-SQL path)' if m.path == 'sql' else ''}: n={m.n} R@1={f.r1:.4f} R@2={f.r2:.4f} R@3={f.r3:.4f} "
+    return (f"{m.benchmark} {m.setting}{' (pure-SQL path)' if m.path == 'sql' else ''}"
+            f"{' (with sample values)' if m.values else ''}: n={m.n} R@1={f.r1:.4f} R@2={f.r2:.4f} R@3={f.r3:.4f} "
             f"R@10={f.r10:.4f} mAP={f.map:.4f} p50={m.p50_ms}ms p95={m.p95_ms}ms; shortlist alone "
             f"R@1={s.r1:.4f}, gold in top-{m.shortlist_k}={m.shortlist_recall:.4f}")
 
@@ -291,7 +301,8 @@ def route_report(m: RouteMetrics, command: str) -> Report:
               + ", ".join(f"{k} {v}" for k, v in m.errors.items()) + " (see `error_category`).\n\n"
               if m.errors else "")
     markdown = (
-        f"#### eval route: {m.benchmark}, {m.setting}{', pure-SQL path' if m.path == 'sql' else ''}\n\n"
+        f"#### eval route: {m.benchmark}, {m.setting}{', pure-SQL path' if m.path == 'sql' else ''}"
+        f"{', with sample values from the SQL dumps' if m.values else ''}\n\n"
         f"| n | ranking | R@1 | R@2 | R@3 | R@10 | mAP | route_query p50 ms | p95 ms |\n"
         f"|---|---|---|---|---|---|---|---|---|\n"
         f"| {m.n} | shortlist alone | {s.r1:.4f} | {s.r2:.4f} | {s.r3:.4f} | "
@@ -301,6 +312,7 @@ def route_report(m: RouteMetrics, command: str) -> Report:
         f"Gold database in the top-{m.shortlist_k} shortlist (the re-rank's ceiling): {m.shortlist_recall:.4f}. "
         f"The re-rank changed the top-1 for {m.reranked_changed} questions; {m.implied_edge_wins} top-1 "
         f"decisions needed an implied (non-declared) join edge for connectivity.\n\n{errors}")
-    key = f"eval route {m.benchmark} {m.setting}" + (" sql-path" if m.path == "sql" else "")
+    key = (f"eval route {m.benchmark} {m.setting}" + (" sql-path" if m.path == "sql" else "")
+           + (" values" if m.values else ""))
     return Report(key=key, command=command, data=m.to_json(),
                   markdown=markdown, note=f"routing {m.n} questions took {m.seconds}s", text=summary_line(m))
