@@ -218,8 +218,8 @@ def main() -> None:
     ap.add_argument("--reuse", action="store_true", help="read cached routed questions")
     ap.add_argument("--write", action="store_true", help="write the pooled fit into the dbt vars")
     ap.add_argument("--test-features", type=Path,
-                    help="eval workdir holding <benchmark>/<setting>.features.jsonl: print each fit's test R@1 "
-                         "(the cross-benchmark check; nothing is fitted on them)")
+                    help="folder holding (at any depth) the <benchmark>/<setting>.features.jsonl that `dbrouter eval "
+                         "route` wrote: print each fit's test R@1 (the cross-benchmark check; nothing is fitted on them)")
     ap.add_argument("--abstention", action="store_true",
                     help="also fit dbrouter__abstain_below on train KBs without the withheld databases")
     ap.add_argument("--abstention-cost", type=float, default=0.01,
@@ -240,9 +240,9 @@ def main() -> None:
                                       if len(data) > 1 else {})}
         for name in data:
             for setting in ("in-domain", "schema-only", "cross-domain"):
-                path = args.test_features / name / f"{setting}.features.jsonl"
-                if path.is_file():
-                    test = ranker.load(path)
+                found = sorted(args.test_features.rglob(f"{name}/{setting}.features.jsonl"))
+                if found:
+                    test = ranker.load(found[0])
                     print(f"  test {name:<18} {setting:<13} n={len(test):<5} "
                           + "  ".join(f"{label} {ranker.r_at_1(test, w):.4f}" for label, w in fits.items()))
     theta = None

@@ -5,6 +5,7 @@ reason (demo KB, hash embedder)."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 
 import pytest
@@ -94,7 +95,9 @@ def test_a_few_examples_for_two_databases_do_not_make_routing_worse(tmp_path):
 def test_abstention_returns_null_with_a_reason(tmp_path):
     project = copy_project(tmp_path / "project")
     yml = project / "dbt_project.yml"
-    yml.write_text(yml.read_text().replace("dbrouter__abstain_below: null", "dbrouter__abstain_below: 1000000"))
+    text, count = re.subn(r"dbrouter__abstain_below: \S+", "dbrouter__abstain_below: 1000000", yml.read_text())
+    assert count == 1
+    yml.write_text(text)
     warehouse = _build(tmp_path, "abstain", None, project)
     import dbrouter
 
@@ -104,7 +107,7 @@ def test_abstention_returns_null_with_a_reason(tmp_path):
         out = json.loads(con.execute("select route_query_json('asdf qwerty')").fetchone()[0])
         assert out["abstained"] is True and out["reason"].startswith("no database matches confidently")
         assert out["ranking"], "the candidates it weighed are still listed"
-        assert con.execute("select route_abstain_below()").fetchone()[0] == 1000000
+        assert float(con.execute("select route_abstain_below()").fetchone()[0]) == 1000000
     finally:
         con.close()
     proc = run_cli("route", "--warehouse", str(warehouse), "--k", "2", "asdf qwerty",
