@@ -4,6 +4,11 @@ Usage:
     python scripts/choose_rerank_params.py --benchmark ../shared/benchmarks/spider-route \
         [--workdir .dbrouter/tune] [--n 800] [--thresholds 0.4,0.5,0.6]
 
+Since issue 13 the re-rank orders candidates with a learned ranker (scripts/train_ranker.py);
+this sweep still chose dbrouter__phrase_threshold and dbrouter__coverage_penalty, and its "alpha"
+(the old tie-break's shortlist weight) has no var any more: it is kept to reproduce the issue-4
+table of BENCHMARKS.md (it orders by the evidence's coverage, connectivity and semantic score).
+
 Nothing from the test split is read. The train questions of every database are split 50/50
 (seeded): half A goes into the knowledge base as examples, a sample of half B is routed. Two
 KBs are built: *schema-only* (no examples) and *in-domain* (examples = A). For each phrase
@@ -93,7 +98,7 @@ def main() -> None:
                       + f"  mean {results[-1][0]:.4f}", flush=True)
     best = max(results, key=lambda x: x[0])
     print(f"best (mean R@1 {best[0]:.4f}): dbrouter__phrase_threshold {best[1]}, dbrouter__coverage_penalty "
-          f"{best[2]}, dbrouter__rerank_shortlist_weight {best[3]} -> {best[4]}")
+          f"{best[2]}, tie-break shortlist weight {best[3]} -> {best[4]}")
     shortlist = {s: sum(bool(c) and max(c, key=lambda x: x[1])[0] == g for g, c in d) / max(len(d), 1)
                  for s, d in data.items()}
     print(f"shortlist alone on the same questions: {shortlist}")
