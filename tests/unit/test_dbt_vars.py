@@ -29,3 +29,15 @@ def test_macros_read_package_vars_through_get_var():
                  for i, line in enumerate(p.read_text().splitlines(), 1)
                  if re.search(r"(?<![.\w])var\(\s*['\"]dbrouter__", line)]
     assert offenders == []
+
+
+def test_sql_functions_model_depends_on_every_table_the_functions_read():
+    """kb_sql_functions' post-hooks create the routing functions, which read KB tables through
+    kb_relation(...): each must be a declared parent, or dbt may run the hook before it exists
+    (a build failed with 'Table kb_route_token_idf does not exist' when dbt scheduled it late)."""
+    read = {name for p in (ROOT / "macros").rglob("*.sql")
+            for name in re.findall(r"kb_relation\(\s*'([a-z_]+)'\s*\)", p.read_text())}
+    model = (ROOT / "models" / "marts" / "kb" / "kb_sql_functions.sql").read_text()
+    declared = set(re.findall(r"--\s*depends_on:\s*\{\{\s*ref\('([a-z_]+)'\)\s*\}\}", model))
+    assert read, "no kb_relation(...) found in macros/"
+    assert sorted(read - declared) == []

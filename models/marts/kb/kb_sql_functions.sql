@@ -15,6 +15,9 @@
 -- depends_on: {{ ref('kb_examples') }}
 -- depends_on: {{ ref('kb_example_thresholds') }}
 -- depends_on: {{ ref('kb_domain_statements') }}
+-- depends_on: {{ ref('kb_databases') }}
+-- depends_on: {{ ref('kb_route_tokens') }}
+-- depends_on: {{ ref('kb_route_token_idf') }}
 {#- the pure-SQL path's tables (DuckDB only) -#}
 {% if target.type == 'duckdb' %}
 -- depends_on: {{ ref('kb_static_document_embeddings') }}
