@@ -69,10 +69,25 @@ def _r_at_1(warehouse, questions) -> float:
         con.close()
 
 
+def _rankings(warehouse, questions) -> list:
+    """Each question's (db_id, rounded rank_score, signals) in ranked order."""
+    import dbrouter
+
+    con = dbrouter.connect(warehouse, embedder="hash")
+    try:
+        out = []
+        for q in questions:
+            rows = con.execute("select db_id, evidence from route_query_ranked(?, 10)", [q]).fetchall()
+            out.append([(d, round(json.loads(e)["rank_score"], 6), json.loads(e)["signals"]) for d, e in rows])
+        return out
+    finally:
+        con.close()
+
+
 def test_a_few_examples_for_two_databases_do_not_make_routing_worse(tmp_path):
     """The new user's case: 6 examples for 2 of 10 databases. The calibration must not trust them
-    (examples_trusted = 0: the first ranking ignores them), and the other databases' questions
-    must route at least as well as with no examples at all."""
+    (examples_trusted = 0: the first ranking and the ranker's example signals ignore them), so every
+    question - of the two databases with examples too - ranks exactly as with no examples at all."""
     from dbrouter.warehouse import connect
 
     src = copy_demo(tmp_path / "src").parent
@@ -89,6 +104,8 @@ def test_a_few_examples_for_two_databases_do_not_make_routing_worse(tmp_path):
     finally:
         con.close()
     assert _r_at_1(with_few, others) >= _r_at_1(without, others)
+    everything = [q for _, q in others] + [json.loads(line)["question"] for line in few]
+    assert _rankings(with_few, everything) == _rankings(without, everything)
     shutil.rmtree(src)
 
 

@@ -29,6 +29,12 @@
                              the example signals, so a database without examples is not outranked
                              merely because others have some
 
+  The four example signals (example, example_votes, lex_example, has_examples) are 0 while
+  kb_routing_calibration does not trust the KB's examples (examples_trusted = 0: fewer than
+  dbrouter__min_calibration_examples could be calibrated), as the shortlist then ignores them: a KB
+  with a handful of examples ranks exactly as the same KB without any (issue 13: 6 examples for 2
+  of 10 demo databases had cost those two databases their own questions through has_examples).
+
   Consumes: CTEs shortlist, candidates (route_shortlist_step), cand_words (route_mapping_contract),
     word_best, cand_stats, connect (route_score_step); kb_route_tokens, kb_route_token_idf, kb_databases.
   Produces CTEs: q_tokens, token_weights, token_totals, token_hits, lexical, phrase_top, wins,
@@ -96,8 +102,8 @@ signals as (
         coalesce(sl.s_database, 0) as f_database,
         coalesce(sl.s_table, 0) as f_table,
         coalesce(sl.s_column, 0) as f_column,
-        greatest(coalesce(sl.s_example, 0) - {{ floor }}, 0) as f_example,
-        coalesce(sl.example_votes, 0) as f_example_votes,
+        sl.trusted * greatest(coalesce(sl.s_example, 0) - {{ floor }}, 0) as f_example,
+        sl.trusted * coalesce(sl.example_votes, 0) as f_example_votes,
         coalesce(st.semantic_score, 0) as f_semantic,
         case when coalesce(st.n_phrases, 0) = 0 then 1.0 else 1.0 - st.n_na * 1.0 / st.n_phrases end as f_mapped,
         case when coalesce(st.n_phrases - st.n_na, 0) = 0 or k.best_part_words = st.n_phrases - st.n_na then 1 else 0 end as f_connected,
@@ -105,9 +111,9 @@ signals as (
         coalesce(l.lex_table, 0) as f_lex_table,
         coalesce(l.lex_name, 0) as f_lex_name,
         coalesce(l.lex_value, 0) as f_lex_value,
-        coalesce(l.lex_example, 0) as f_lex_example,
+        sl.trusted * coalesce(l.lex_example, 0) as f_lex_example,
         coalesce(sl.score, 0) as f_shortlist,
-        case when sl.s_example is null then 0 else 1 end as f_has_examples
+        case when sl.s_example is null then 0 else sl.trusted end as f_has_examples
     from candidates as c
     join shortlist as sl on sl.db_id = c.db_id
     left join cand_stats as st on st.db_id = c.db_id

@@ -6,7 +6,8 @@
 -- examples_trusted = 1 when at least dbrouter__min_calibration_examples examples had another
 --   example of their database to compare with: with fewer the gap is noise (a KB where two
 --   databases have three examples each), so the first ranking ignores examples altogether
---   (route_shortlist_step) and a database never wins on accidental example similarity.
+--   (route_shortlist_step), the ranker zeroes its example signals (route_signals_step), and a
+--   database never wins or loses on accidental example similarity.
 {%- set spaces = dbrouter.embedding_spaces() %}
 with
 {%- for p, rel in spaces %}
