@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
@@ -23,7 +22,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import dbrouter  # noqa: E402
+from dbrouter.build import build_atomically  # noqa: E402
 from dbrouter.eval.benchmark import load_benchmark  # noqa: E402
+from dbrouter.sources import load_sources  # noqa: E402
 
 
 def build(base: Path, examples: list[str]) -> Path:
@@ -32,8 +33,7 @@ def build(base: Path, examples: list[str]) -> Path:
         shutil.rmtree(base)
     shutil.copytree(ROOT / "demo", base)
     (base / "examples.jsonl").write_text("".join(line + "\n" for line in examples))
-    subprocess.run([sys.executable, "-m", "dbrouter.cli", "build", "--sources", str(base / "sources.yml"),
-                    "--warehouse", str(base / "kb.duckdb")], check=True, capture_output=True)
+    build_atomically(load_sources(base / "sources.yml"), base / "kb.duckdb", quiet=True)
     return base / "kb.duckdb"
 
 
