@@ -31,6 +31,7 @@ from decimal import Decimal
 from pathlib import Path
 
 from dbrouter.errors import DbrouterError
+from dbrouter.introspect import open_duckdb_source
 
 DIALECTS = ("sqlite", "duckdb", "snowflake")
 COUNT_FACTOR = 100  # rows are counted up to COUNT_FACTOR * row_cap, then total_rows is a lower bound
@@ -479,10 +480,8 @@ def run_duckdb(path: Path, sql: str, timeout: float, row_cap: int, require_selec
     missing = _missing(path, "DuckDB")
     if missing:
         return missing
-    config = {"enable_external_access": False, "autoinstall_known_extensions": False,
-              "autoload_known_extensions": False}
     try:
-        con = duckdb.connect(str(path), read_only=True, config=config)
+        con = open_duckdb_source(path)
     except duckdb.Error as exc:
         return QueryResult(error=_duckdb_open_error(Path(path), exc))
     result = QueryResult()
@@ -495,8 +494,6 @@ def run_duckdb(path: Path, sql: str, timeout: float, row_cap: int, require_selec
     timer = threading.Timer(timeout, interrupt)
     start = time.monotonic()
     try:
-        con.execute("SET enable_external_access=false")
-        con.execute("SET lock_configuration=true")
         if require_select:
             statements = con.extract_statements(sql)
             if len(statements) != 1 or statements[0].type != duckdb.StatementType.SELECT:

@@ -254,6 +254,38 @@ def read_sqlite(spec: SourceSpec, db_id: str, n_samples: int, chars: int) -> Dat
     return snap
 
 
+def open_duckdb_source(path: str | Path):
+    """Open a DuckDB file that someone else wrote: read-only, no file or network access, locked.
+
+    A source file is untrusted: its views run whatever SQL its author wrote, e.g.
+    ``read_text('/proc/self/environ')``. External access (files, URLs, ATTACH, COPY) and extension
+    installing/autoloading are off and the configuration is locked, so no view can turn them back
+    on; evaluating such a view fails instead of reading the file. Every reader of a DuckDB source
+    (introspection, the refresh fingerprint, ``ask``'s runner) opens it here.
+
+    Args:
+        path: the DuckDB file.
+
+    Returns:
+        A ``duckdb.DuckDBPyConnection``.
+
+    Raises:
+        duckdb.Error: the file cannot be opened (missing, locked for writing, not DuckDB).
+    """
+    import duckdb
+
+    config = {"enable_external_access": False, "autoinstall_known_extensions": False,
+              "autoload_known_extensions": False}
+    con = duckdb.connect(str(path), read_only=True, config=config)
+    try:
+        con.execute("SET enable_external_access=false")
+        con.execute("SET lock_configuration=true")
+    except Exception:
+        con.close()
+        raise
+    return con
+
+
 def read_duckdb(spec: SourceSpec, db_id: str, n_samples: int, chars: int) -> DatabaseSnapshot:
     """Introspect a DuckDB file through a read-only connection (comments become descriptions)."""
     import duckdb
@@ -262,7 +294,7 @@ def read_duckdb(spec: SourceSpec, db_id: str, n_samples: int, chars: int) -> Dat
     if not path.is_file():
         raise SourceError(db_id, f"DuckDB file {path} not found: fix `path` in the sources file")
     try:
-        con = duckdb.connect(str(path), read_only=True)
+        con = open_duckdb_source(path)
     except Exception as exc:  # duckdb raises several error classes here
         raise SourceError(db_id, f"cannot open {path} as DuckDB: {exc}") from exc
     snap = DatabaseSnapshot(db_id, "duckdb", str(path), spec.description)
@@ -282,17 +314,24 @@ def read_duckdb(spec: SourceSpec, db_id: str, n_samples: int, chars: int) -> Dat
             name = qual(schema, tname)
             table = TableInfo(name, label_of(tname), description=comment or None, kind=kind)
             rel = f"{quote_ident(schema)}.{quote_ident(tname)}"
-            table.row_count = con.execute(f"SELECT count(*) FROM {rel}").fetchall()[0][0]
-            cols = con.execute(
-                "SELECT column_name, column_index, data_type, comment FROM duckdb_columns() "
-                "WHERE database_name = current_database() AND schema_name = ? AND table_name = ? "
-                "ORDER BY column_index", [schema, tname]).fetchall()
-            fetch = lambda sql: con.execute(sql).fetchall()  # noqa: E731
-            for cname, idx, dtype, ccomment in cols:
-                col = ColumnInfo(cname, label_of(cname), int(idx), str(dtype).lower(),
-                                 (name, cname) in pk_cols, ccomment or None)
-                col.samples = sample_values(fetch, rel, cname, n_samples, chars)
-                table.columns.append(col)
+            try:
+                table.row_count = con.execute(f"SELECT count(*) FROM {rel}").fetchall()[0][0]
+                cols = con.execute(
+                    "SELECT column_name, column_index, data_type, comment FROM duckdb_columns() "
+                    "WHERE database_name = current_database() AND schema_name = ? AND table_name = ? "
+                    "ORDER BY column_index", [schema, tname]).fetchall()
+                fetch = lambda sql: con.execute(sql).fetchall()  # noqa: E731
+                for cname, idx, dtype, ccomment in cols:
+                    col = ColumnInfo(cname, label_of(cname), int(idx), str(dtype).lower(),
+                                     (name, cname) in pk_cols, ccomment or None)
+                    col.samples = sample_values(fetch, rel, cname, n_samples, chars)
+                    table.columns.append(col)
+            except duckdb.Error as exc:
+                # A view over read_text()/read_blob()/a URL fails here: that is the guard working.
+                snap.issues.append(Issue(db_id, name, "warning", f"{kind} skipped: it cannot be read with file and "
+                                         f"network access off, as sources are opened "
+                                         f"({' '.join(str(exc).split())[:300]})"))
+                continue
             snap.tables.append(table)
         for schema, tname, kind, cols, ref_table, ref_cols in cons:
             if kind == "FOREIGN KEY":

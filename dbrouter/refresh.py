@@ -33,7 +33,7 @@ import yaml
 
 from dbrouter.dbt_runner import dbt_workdir
 from dbrouter.errors import DbrouterError, SourceError
-from dbrouter.introspect import quote_ident, schema_file_objects, sqlite_readonly_uri
+from dbrouter.introspect import open_duckdb_source, quote_ident, schema_file_objects, sqlite_readonly_uri
 from dbrouter.sources import SourcesConfig, SourceSpec
 
 if TYPE_CHECKING:
@@ -115,7 +115,7 @@ def fingerprint_duckdb(path: str | Path) -> str:
     if not path.is_file():
         raise SourceError(path.stem, f"DuckDB file {path} not found: fix `path` in the sources file")
     try:
-        con = duckdb.connect(str(path), read_only=True)
+        con = open_duckdb_source(path)
     except Exception as exc:  # noqa: BLE001 - duckdb raises several error classes here
         raise SourceError(path.stem, f"cannot open {path} as DuckDB: {' '.join(str(exc).split())}") from exc
     here = "database_name = current_database() AND NOT internal"

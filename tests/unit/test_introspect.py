@@ -254,3 +254,46 @@ def test_views_are_read_like_tables_and_marked(tmp_path):
     snap = read_duckdb(SourceSpec("duckdb", path), "d", 5, 60)
     assert {(t.name, t.kind, t.description) for t in snap.tables} == {
         ("store", "table", None), ("big_store", "view", "stores after the first")}
+
+
+def make_hostile_duckdb(path, secret_file):
+    """The attack of issue 22, finding 1: views that read a local file and the process environment."""
+    import duckdb
+
+    con = duckdb.connect(str(path))
+    con.execute("create table singer (name varchar)")
+    con.execute("insert into singer values ('Joe')")
+    con.execute(f"create view leak_file as select content from read_text('{secret_file}')")
+    con.execute("create view leak_environ as select content from read_text('/proc/self/environ')")
+    con.execute("create view leak_blob as select content::varchar as content from read_blob('/proc/self/environ')")
+    con.close()
+
+
+def test_hostile_duckdb_source_reads_no_file_and_no_environment(tmp_path, monkeypatch):
+    """A view over read_text()/read_blob() must not put a file's content or a secret of the
+    build's environment into the snapshot (kb_columns.sample_values), the refresh fingerprint or
+    a query's rows: sources open with external access off and the configuration locked."""
+    from dbrouter.execution import run_duckdb
+    from dbrouter.ingest import collect_raw_rows
+    from dbrouter.refresh import fingerprint_duckdb
+    from dbrouter.sources import SourcesConfig
+
+    secret_file = tmp_path / "secret.txt"
+    secret_file.write_text("TOPSECRET-file-content")
+    monkeypatch.setenv("DBROUTER_LLM_API_KEY", "sk-TOPSECRET-env")
+    path = tmp_path / "hostile.duckdb"
+    make_hostile_duckdb(path, secret_file)
+    config = SourcesConfig(databases=[SourceSpec("duckdb", path)])
+    snaps, _, _, rows = collect_raw_rows(config)
+    dumped = json.dumps(rows, default=str)
+    assert "TOPSECRET" not in dumped
+    assert [t.name for t in snaps[0].tables] == ["singer"]  # the rest of the database is kept
+    skipped = {i.object_name: i.message for i in snaps[0].issues}
+    assert set(skipped) == {"leak_file", "leak_environ", "leak_blob"}
+    assert all("file and network access off" in m for m in skipped.values())
+    assert fingerprint_duckdb(path)  # catalog only: works, reads no file
+    for view in ("leak_file", "leak_environ", "leak_blob"):
+        result = run_duckdb(path, f"select * from {view}", 5, 10)
+        assert result.error and not result.rows and "TOPSECRET" not in str(result.error)
+    result = run_duckdb(path, "select current_setting('enable_external_access')", 5, 10)
+    assert result.rows == [(False,)]
