@@ -21,19 +21,19 @@ import importlib
 from typing import Any
 
 _EXPORTS = {
-    "connect": "dbrouter.warehouse",
-    "route": "dbrouter.routing",
-    "route_with_llm": "dbrouter.routing",
-    "RouteCandidate": "dbrouter.routing",
-    "RouteResult": "dbrouter.routing",
-    "RouteEvidence": "dbrouter.evidence",
+    "connect": "dbrouter.kb.connect",
+    "route": "dbrouter.routing.route",
+    "route_with_llm": "dbrouter.routing.route",
+    "RouteCandidate": "dbrouter.routing.route",
+    "RouteResult": "dbrouter.routing.route",
+    "RouteEvidence": "dbrouter.routing.evidence",
     "LLMClient": "dbrouter.llm",
     "retrieve_statements": "dbrouter.retrieval",
     "retrieve_examples": "dbrouter.retrieval",
     "RetrievedStatement": "dbrouter.retrieval",
     "RetrievedExample": "dbrouter.retrieval",
-    "ask": "dbrouter.answer",
-    "Answer": "dbrouter.answer",
+    "ask": "dbrouter.answer.ask",
+    "Answer": "dbrouter.answer.ask",
 }
 
 __all__ = list(_EXPORTS)

@@ -1,10 +1,13 @@
 """Error classes; every message says what to do next.
 
-This module imports nothing from the rest of the package, so ``python_udfs`` can raise these
-errors without pulling in the CLI, the LLM client or DuckDB.
+This module imports nothing from the rest of the package; ``python_udfs`` imports nothing of
+dbrouter at all (its one error, :class:`EmbedderUnavailable`, is defined in
+:mod:`python_udfs.errors` and listed in :data:`USER_ERRORS`).
 """
 
 from __future__ import annotations
+
+from python_udfs.errors import EmbedderUnavailable
 
 
 class DbrouterError(Exception):
@@ -27,10 +30,6 @@ class WarehouseError(DbrouterError):
     """The warehouse file is missing or has no knowledge base yet."""
 
 
-class EmbedderUnavailable(DbrouterError):
-    """The configured embedding model is unknown or cannot be loaded."""
-
-
 class EmbedderMismatch(DbrouterError):
     """The embedder on a connection is not the one the knowledge base's vectors were made with."""
 
@@ -45,3 +44,10 @@ class DbtRunError(DbrouterError):
 
 class BenchmarkError(DbrouterError):
     """A benchmark directory is missing files or malformed."""
+
+
+# python_udfs is a leaf (it imports nothing of dbrouter, so the Snowflake code zip ships it alone):
+# its one user-facing error is defined there and counted here among the errors a command reports in
+# one line.
+USER_ERRORS: tuple[type[Exception], ...] = (DbrouterError, EmbedderUnavailable)
+"""What commands, the endpoint and builds report as one message instead of a traceback."""

@@ -24,14 +24,14 @@ import os
 import re
 import threading
 import time
-from pathlib import Path
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Iterator, Protocol, Sequence
 
 import numpy as np
 import pyarrow as pa
 
-from dbrouter.errors import EmbedderUnavailable
+from python_udfs.errors import EmbedderUnavailable
 
 DIM = 384
 # Texts are cut to this many characters before tokenising: the model reads at most

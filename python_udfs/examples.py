@@ -6,7 +6,7 @@
 * main clause: the normalised question cut before its first modifier (filters, grouping,
   ordering): "number of active users by country" -> "number of active users";
 * requested entities: the SELECT list read from the SQL ("count of singer", "name of stadium");
-* tables and columns used: parsed from the SQL with sqlglot (aliases resolved).
+* tables and columns used: :func:`python_udfs.sql_usage.sql_usage` (aliases resolved per scope).
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from dataclasses import asdict, dataclass, field
 import sqlglot
 from sqlglot import exp
 
+from python_udfs.sql_usage import sql_usage
 from python_udfs.text import DATE_PLACEHOLDER, canonicalize
 
 DISPLAY = re.compile(
@@ -109,32 +110,12 @@ def parse_sql(sql: str | None, schema: dict[str, list[str]] | None = None
     Returns:
         (tables, table.column list, requested entities, parsed?)
     """
-    if not sql or not sql.strip():
+    usage = sql_usage(sql, schema)
+    if usage.error:
         return [], [], [], False
-    try:
-        tree = sqlglot.parse_one(sql, read="sqlite")
-    except (sqlglot.errors.ParseError, sqlglot.errors.TokenError, ValueError):
-        return [], [], [], False
-    if tree is None:
-        return [], [], [], False
-    alias: dict[str, str] = {}
-    tables: list[str] = []
-    for t in tree.find_all(exp.Table):
-        if t.name:
-            tables.append(t.name)
-            alias[(t.alias or t.name).lower()] = t.name
-    tables = list(dict.fromkeys(tables))
-    lower_schema = {k.lower(): {c.lower(): c for c in v} for k, v in (schema or {}).items()}
-    columns: list[str] = []
-    for c in tree.find_all(exp.Column):
-        if not c.name:
-            continue
-        owner = alias.get(c.table.lower()) if c.table else None
-        if owner is None:
-            owners = [t for t in tables if c.name.lower() in lower_schema.get(t.lower(), {})]
-            owner = owners[0] if owners else (tables[0] if len(tables) == 1 else None)
-        name = lower_schema.get((owner or "").lower(), {}).get(c.name.lower(), c.name)
-        columns.append(f"{owner}.{name}" if owner else name)
+    tree = sqlglot.parse_one(sql, read="sqlite")
+    alias = {(t.alias or t.name).lower(): t.name for t in tree.find_all(exp.Table) if t.name}
+    tables, columns = usage.tables, usage.columns
     entities: list[str] = []
     select = tree if isinstance(tree, exp.Select) else tree.find(exp.Select)
     for e in (select.expressions if select else []):
@@ -146,7 +127,7 @@ def parse_sql(sql: str | None, schema: dict[str, list[str]] | None = None
         what = _label(col.name) if col is not None else ("rows" if star is not None else _label(inner.sql()))
         text = f"{ {'avg': 'average', 'count': 'count', 'sum': 'total', 'max': 'maximum', 'min': 'minimum'}.get(agg, agg)} {what}".strip()
         entities.append(f"{text} of {_label(owner)}" if owner else text)
-    return tables, list(dict.fromkeys(columns)), list(dict.fromkeys(entities)), True
+    return tables, columns, list(dict.fromkeys(entities)), True
 
 
 def describe_example(question: str | None, sql: str | None, schema: dict[str, list[str]] | None = None

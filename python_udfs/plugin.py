@@ -53,22 +53,26 @@ from typing import Any
 import duckdb
 import numpy as np
 import pyarrow as pa
-from duckdb.sqltypes import DOUBLE, FLOAT, INTEGER, VARCHAR
+from duckdb.sqltypes import DOUBLE, FLOAT, VARCHAR
 
-from dbrouter.errors import EmbedderUnavailable
-from python_udfs.embeddings import (DIM, EMBEDDERS, embed_arrow, get_embedder, get_phrase_embedder,
-                                    resolve_embedder_name, static_model_label, static_piece_vectors,
-                                    static_tokenizer, static_vocabulary)
-from python_udfs.examples import describe_example, normalize_question
-from python_udfs.phrases import STOP_WORDS, content_words, label_tokens, question_spans, value_tokens
+from python_udfs.embeddings import (
+    DIM,
+    EMBEDDERS,
+    EmbedderUnavailable,
+    embed_arrow,
+    get_embedder,
+    get_phrase_embedder,
+    resolve_embedder_name,
+    static_model_label,
+    static_piece_vectors,
+    static_tokenizer,
+    static_vocabulary,
+)
+from python_udfs.phrases import STOP_WORDS
 from python_udfs.similarity import cosine_arrow
-from python_udfs.statements import schema_from_json, structure_statement
-from python_udfs.text import canonicalize, substrings, words
+from python_udfs.udfs import TEXT_UDFS
 
-UDF_NAMES = ("embed", "dbrouter_cosine", "dbrouter_embedder", "dbrouter_canonicalize",
-             "dbrouter_substrings", "dbrouter_structure_statement", "dbrouter_word_count",
-             "dbrouter_describe_example", "dbrouter_normalize_question", "embed_phrase",
-             "dbrouter_content_words", "dbrouter_question_spans", "dbrouter_label_tokens", "dbrouter_value_tokens",
+UDF_NAMES = ("embed", "dbrouter_cosine", "dbrouter_embedder", "embed_phrase", *(u.name for u in TEXT_UDFS),
              "dbrouter_static_model", "dbrouter_static_tokenizer", "dbrouter_static_pieces",
              "dbrouter_static_piece_vector", "dbrouter_stop_words")
 
@@ -130,30 +134,13 @@ def register_udfs(conn: duckdb.DuckDBPyConnection, embedder: str | None = None) 
         DOUBLE, type="arrow", null_handling="special",
     )
     conn.create_function("dbrouter_embedder", _embedder_name, [], VARCHAR, side_effects=False)
-    conn.create_function("dbrouter_canonicalize", canonicalize, [VARCHAR], VARCHAR, null_handling="special")
-    conn.create_function(
-        "dbrouter_substrings", _substrings, [VARCHAR, INTEGER, INTEGER],
-        duckdb.list_type(duckdb.struct_type({"text": VARCHAR, "n_words": INTEGER})), null_handling="special")
-    conn.create_function("dbrouter_structure_statement", _structure, [VARCHAR, VARCHAR], VARCHAR,
-                         null_handling="special")
-    conn.create_function("dbrouter_word_count", _word_count, [VARCHAR], INTEGER, null_handling="special")
-    conn.create_function("dbrouter_describe_example", _describe, [VARCHAR, VARCHAR, VARCHAR], VARCHAR,
-                         null_handling="special")
-    conn.create_function("dbrouter_normalize_question", _normalize, [VARCHAR], VARCHAR, null_handling="special")
+    for udf in TEXT_UDFS:  # the one table Snowflake's registration loops over too
+        conn.create_function(udf.name, udf.handler, [duckdb.sqltype(t) for _, t in udf.args],
+                             duckdb.sqltype(udf.returns), null_handling="special")
     conn.create_function(
         "embed_phrase", lambda texts: embed_arrow(texts, get_phrase_embedder(name)), [VARCHAR],
         duckdb.array_type(FLOAT, DIM), type="arrow", null_handling="special", side_effects=False,
     )
-    conn.create_function("dbrouter_content_words", content_words, [VARCHAR], duckdb.list_type(VARCHAR),
-                         null_handling="special")
-    conn.create_function(
-        "dbrouter_question_spans", _spans, [VARCHAR, INTEGER],
-        duckdb.list_type(duckdb.struct_type({"span": VARCHAR, "words": duckdb.list_type(INTEGER)})),
-        null_handling="special")
-    conn.create_function("dbrouter_label_tokens", _label_tokens, [duckdb.list_type(VARCHAR)],
-                         duckdb.list_type(VARCHAR), null_handling="special")
-    conn.create_function("dbrouter_value_tokens", _value_tokens, [duckdb.list_type(VARCHAR)],
-                         duckdb.list_type(VARCHAR), null_handling="special")
     _register_static(conn, name)
 
 
@@ -182,41 +169,12 @@ def _piece_arrow(pieces: pa.Array, name: str) -> pa.Array:
     return pa.FixedSizeListArray.from_arrays(pa.array(flat.reshape(-1), type=pa.float32()), DIM, mask=mask)
 
 
-def _spans(question: str | None, max_words: int | None) -> list[dict]:
-    return [{"span": s, "words": w} for s, w in question_spans(question, max_words or 3)]
 
 
-def _label_tokens(names: list[str | None] | None) -> list[str]:
-    return label_tokens(*(names or []))
 
 
-def _value_tokens(values: list[str | None] | None) -> list[str]:
-    return value_tokens(*(values or []))
 
 
-def _describe(question: str | None, sql: str | None, schema_json: str | None) -> str:
-    schema: dict[str, list[str]] = {}
-    for t, c, _ in schema_from_json(schema_json or "[]").columns:
-        schema.setdefault(t, []).append(c)
-    return describe_example(question, sql, schema).to_json()
-
-
-def _normalize(question: str | None) -> str | None:
-    return normalize_question(question)
-
-
-def _word_count(text: str | None) -> int | None:
-    return None if text is None else len(words(text))
-
-
-def _substrings(text: str | None, lo: int | None, hi: int | None) -> list[dict]:
-    if text is None or lo is None or hi is None:
-        return []
-    return [{"text": t, "n_words": n} for t, n in substrings(text, lo, hi)]
-
-
-def _structure(statement: str | None, schema_json: str | None) -> str:
-    return structure_statement(statement, schema_from_json(schema_json or "[]")).to_json()
 
 
 def _plugin_class() -> type:

@@ -27,11 +27,11 @@ import math
 import random
 from pathlib import Path
 
-from dbrouter.dbt_runner import run_dbt
 from dbrouter.eval.benchmark import load_benchmark, split_train
 from dbrouter.eval.kb import build_kb
-from dbrouter.evidence import RouteEvidence
-from dbrouter.warehouse import connect
+from dbrouter.kb.connect import connect
+from dbrouter.kb.dbt_runner import run_dbt
+from dbrouter.routing.evidence import RouteEvidence
 
 Candidate = tuple[str, float, RouteEvidence]  # db_id, shortlist score, evidence
 

@@ -22,9 +22,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import dbrouter  # noqa: E402
-from dbrouter.build import build_atomically  # noqa: E402
 from dbrouter.eval.benchmark import load_benchmark  # noqa: E402
-from dbrouter.sources import load_sources  # noqa: E402
+from dbrouter.kb.build import build_atomically  # noqa: E402
+from dbrouter.sources.config import load_sources  # noqa: E402
 
 
 def build(base: Path, examples: list[str]) -> Path:

@@ -20,7 +20,7 @@ sys.path.insert(0, str(ROOT))
 
 from dbrouter.eval.benchmark import SETTINGS, load_benchmark, setting_split  # noqa: E402
 from dbrouter.eval.kb import latency  # noqa: E402
-from dbrouter.warehouse import connect  # noqa: E402
+from dbrouter.kb.connect import connect  # noqa: E402
 
 
 def main() -> None:

@@ -29,8 +29,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from dbrouter.eval.link import build_link_kb, gold_for, load_schemas  # noqa: E402
 from dbrouter.eval.benchmark import load_benchmark  # noqa: E402
+from dbrouter.eval.link import build_link_kb, gold_for, load_schemas  # noqa: E402
 from dbrouter.linking.features import FEATURES, column_features, load_signals  # noqa: E402
 from dbrouter.linking.linker import select_columns  # noqa: E402
 
@@ -41,7 +41,7 @@ BUDGET_MARGIN = 0.99
 
 def train_rows(bench, workdir: Path, embedder: str | None, reuse: bool):
     """Feature rows, labels, signals and gold of every parsed train question."""
-    from dbrouter.warehouse import connect
+    from dbrouter.kb.connect import connect
     from python_udfs.embeddings import get_embedder
 
     warehouse = workdir / "kb.duckdb"

@@ -16,7 +16,7 @@ mirror the evaluation settings plus the case a new user meets first:
 
 Every routed question's shortlisted candidates and their signals (``route_query_ranked``'s
 evidence) are cached as JSON lines under the workdir (``--reuse`` reads them back). The
-conditional logit (dbrouter.ranker.fit) is fitted on all settings of all given benchmarks
+conditional logit (dbrouter.routing.ranker.fit) is fitted on all settings of all given benchmarks
 pooled, each setting weighing the same; the script prints train R@1 of the method's order
 (coverage x connectivity, then semantic score) and of the ranker per setting, the same for a
 fit on each benchmark alone applied to the other (the cross-benchmark check), and with
@@ -41,10 +41,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from dbrouter import ranker  # noqa: E402
 from dbrouter.eval.abstain import databases_without_withheld  # noqa: E402
 from dbrouter.eval.benchmark import is_withheld, load_benchmark, split_train  # noqa: E402
 from dbrouter.eval.kb import build_kb  # noqa: E402
+from dbrouter.routing import ranker  # noqa: E402
 
 SPARSE_SHARE, SPARSE_EXAMPLES = 0.1, 3
 
@@ -71,7 +71,7 @@ def train_settings(bench, n: int, seed: int = 0) -> dict:
 
 def augment(routed: list, examples, n_databases: int) -> list:
     """Fill the signals a cached features file predates (lex_example, shortlist, has_examples) the
-    way route_signals_step computes them (:func:`dbrouter.ranker.example_word_share`, the shortlist
+    way route_signals_step computes them (:func:`dbrouter.routing.ranker.example_word_share`, the shortlist
     score, whether the database has examples; tests/functional/test_ranker_signals.py checks the
     SQL against it). Signals already present (files written by the current route functions) stay."""
     pairs = [(q.db_id, q.question) for q in examples]
@@ -89,7 +89,7 @@ def augment(routed: list, examples, n_databases: int) -> list:
 
 def route_all(warehouse: Path, questions, setting: str, embedder: str | None) -> list[ranker.RoutedQuestion]:
     """Route ``questions`` and keep every re-ranked candidate's signals."""
-    from dbrouter.warehouse import connect
+    from dbrouter.kb.connect import connect
 
     con = connect(warehouse, embedder=embedder)
     out, started = [], time.time()

@@ -21,7 +21,7 @@ from dbrouter.console import err
 from dbrouter.eval.benchmark import Benchmark, Question, is_withheld
 from dbrouter.eval.kb import Log, build_kb
 from dbrouter.eval.publish import Report
-from dbrouter.warehouse import connect
+from dbrouter.kb.connect import connect
 
 
 @dataclass

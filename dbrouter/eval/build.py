@@ -10,7 +10,7 @@ from pathlib import Path
 from dbrouter.eval.benchmark import Benchmark
 from dbrouter.eval.kb import build_kb, latency
 from dbrouter.eval.publish import Report
-from dbrouter.warehouse import connect
+from dbrouter.kb.connect import connect
 
 
 def change_one_database(src: Path, dest: Path) -> str:

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from dbrouter.console import err
 from dbrouter.errors import BenchmarkError
-from dbrouter.execution import Target
+from dbrouter.sources.base import Target
 
 Log = Callable[[str], None]
 
@@ -210,7 +210,7 @@ def databases_with_samples(bench_path: Path, databases_file: Path, dest: Path, c
     Returns:
         (``dest``, how many databases got sample values).
     """
-    from dbrouter.introspect import quote_ident, sample_values
+    from dbrouter.sources.base import quote_ident, sample_values
 
     dumps = load_dumps(bench_path, cache_dir, log=log)
     out, filled = [], 0

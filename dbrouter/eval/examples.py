@@ -17,7 +17,7 @@ from dbrouter.console import err
 from dbrouter.eval.benchmark import Benchmark
 from dbrouter.eval.kb import Log, build_kb
 from dbrouter.eval.publish import Report
-from dbrouter.warehouse import connect
+from dbrouter.kb.connect import connect
 from python_udfs.examples import parse_sql
 
 STAGES = ("exact", "normalized", "main_clause", "expanded", "none")

@@ -46,7 +46,7 @@ class FirstRun:
 def _dbrouter(*args: str, env: dict[str, str]) -> float:
     """Run the CLI in a new process; returns its wall time (raises on failure)."""
     started = time.monotonic()
-    proc = subprocess.run([sys.executable, "-m", "dbrouter.cli", *args], env=env, capture_output=True, text=True)
+    proc = subprocess.run([sys.executable, "-m", "dbrouter.cli.main", *args], env=env, capture_output=True, text=True)
     took = time.monotonic() - started
     if proc.returncode != 0:
         raise DbrouterError(f"`dbrouter {' '.join(args)}` failed (exit {proc.returncode}): {proc.stderr[-800:]}")

@@ -1,10 +1,13 @@
 """Gold schema elements of a benchmark question: the tables and columns its gold SQL uses,
-resolved against the database's schema with sqlglot's scopes (aliases such as ``T1`` mean
-different tables in different sub-queries, so resolution is per scope)."""
+resolved against the database's schema by the extractor the KB's examples use
+(:func:`python_udfs.sql_usage.sql_usage`: aliases such as ``T1`` mean different tables in different
+sub-queries, so resolution is per scope)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+
+from python_udfs.sql_usage import sql_usage
 
 
 @dataclass
@@ -36,26 +39,8 @@ Schema = dict[str, set[str]]
 """lower-case table name -> lower-case column names."""
 
 
-def _resolve(column, scope, schema: Schema) -> list[str]:
-    """The ``table.column`` names one column reference can mean in its scope."""
-    from sqlglot import exp
-
-    name = column.name.lower()
-    if not name or name == "*":
-        return []
-    qualifier = column.table.lower() if column.table else ""
-    sources = {alias.lower(): src for alias, src in scope.sources.items()}
-    if qualifier:
-        src = sources.get(qualifier)
-        table = src.name.lower() if isinstance(src, exp.Table) else (qualifier if qualifier in schema else None)
-        return [f"{table}.{name}"] if table and name in schema.get(table, set()) else []
-    tables = [s.name.lower() for s in sources.values() if isinstance(s, exp.Table)]
-    matches = [t for t in tables if name in schema.get(t, set())]
-    return [f"{matches[0]}.{name}"] if matches else []
-
-
 def gold_schema(sql: str, schema: Schema, dialect: str = "sqlite") -> GoldSchema:
-    """Tables and columns ``sql`` uses.
+    """Tables and columns ``sql`` uses (:func:`python_udfs.sql_usage.sql_usage`, lower-cased).
 
     Args:
         sql: the gold SQL.
@@ -65,20 +50,8 @@ def gold_schema(sql: str, schema: Schema, dialect: str = "sqlite") -> GoldSchema
     Returns:
         The :class:`GoldSchema` (with ``error`` set when the SQL cannot be parsed).
     """
-    import sqlglot
-    from sqlglot import exp
-    from sqlglot.optimizer.scope import traverse_scope
-
-    try:
-        tree = sqlglot.parse_one(sql, read=dialect)
-        scopes = traverse_scope(tree)
-    except Exception as exc:  # sqlglot raises ParseError, OptimizeError, and others on odd SQL
-        return GoldSchema(error=f"{type(exc).__name__}: {str(exc)[:200]}")
-    out = GoldSchema()
-    for table in tree.find_all(exp.Table):
-        if table.name.lower() in schema:
-            out.tables.add(table.name.lower())
-    for scope in scopes:
-        for column in scope.columns:
-            out.columns.update(_resolve(column, scope, schema))
-    return out
+    usage = sql_usage(sql, {t: sorted(cols) for t, cols in schema.items()}, dialect)
+    if usage.error:
+        return GoldSchema(error=usage.error)
+    return GoldSchema(tables={t.lower() for t in usage.tables if t.lower() in schema},
+                      columns={c.lower() for c in usage.columns})

@@ -12,11 +12,11 @@ from pathlib import Path
 from typing import Callable, TypeVar
 
 from dbrouter.console import err
-from dbrouter.dbt_runner import run_dbt, target_path
 from dbrouter.errors import DbtRunError
 from dbrouter.eval.benchmark import Question
-from dbrouter.ingest import ingest, print_issues
-from dbrouter.sources import SourceSpec, SourcesConfig
+from dbrouter.kb.dbt_runner import run_dbt, target_path
+from dbrouter.kb.ingest import ingest, print_issues
+from dbrouter.sources.base import SourcesConfig, SourceSpec
 
 Log = Callable[[str], None]
 T = TypeVar("T")
@@ -80,7 +80,7 @@ def embedded_by_last_build(warehouse: Path) -> int:
     """How many documents the last ``dbt build`` on ``warehouse`` embedded.
 
     Exact: dbt's own invocation id of that build is read from ``run_results.json`` in the target
-    folder :func:`dbrouter.dbt_runner.run_dbt` uses, and the embedding cache rows stamped with it
+    folder :func:`dbrouter.kb.dbt_runner.run_dbt` uses, and the embedding cache rows stamped with it
     are counted (``kb_embedding_cache.invocation_id``). A build that embedded nothing counts 0,
     unlike "the latest invocation in the cache", which would be an earlier build's.
 

@@ -116,10 +116,10 @@ def eval_link(bench: Benchmark, workdir: Path, embedder: str | None, limit: int 
     Returns:
         The metrics.
     """
+    from dbrouter.kb.connect import connect
     from dbrouter.linking.columns import retrieve_columns
     from dbrouter.linking.features import load_signals
     from dbrouter.linking.linker import link_schema
-    from dbrouter.warehouse import connect
 
     warehouse = build_link_kb(bench, workdir, embedder, log)
     schemas = load_schemas(bench)

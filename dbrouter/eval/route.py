@@ -16,14 +16,14 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from dbrouter import ranker
 from dbrouter.console import err
 from dbrouter.eval.benchmark import Benchmark, Question, setting_split
 from dbrouter.eval.kb import Log, build_kb, latency
 from dbrouter.eval.publish import Report
-from dbrouter.evidence import RouteEvidence
-from dbrouter.routing import default_shortlist_k
-from dbrouter.warehouse import ROUTE_PATHS, connect
+from dbrouter.kb.connect import ROUTE_PATHS, connect
+from dbrouter.routing import ranker
+from dbrouter.routing.evidence import RouteEvidence
+from dbrouter.routing.route import default_shortlist_k
 
 JSON_KEYS = ("r1", "r2", "r3", "map", "n", "shortlist_recall", "p50_ms", "p95_ms", "shortlist_r1", "shortlist_r2",
              "shortlist_r3", "shortlist_map", "shortlist_k", "implied_edge_wins", "errors", "setting", "benchmark", "path",

@@ -21,7 +21,7 @@ from pathlib import Path
 from dbrouter.console import err
 from dbrouter.eval.kb import Log, build_kb, latency
 from dbrouter.eval.publish import Report
-from dbrouter.warehouse import connect
+from dbrouter.kb.connect import connect
 from python_udfs.embeddings import resolve_embedder_name
 
 SUFFIXES = ("archive", "legacy", "eu", "us", "apac", "staging", "v2", "mirror", "backup", "ops", "finance",

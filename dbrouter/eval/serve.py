@@ -1,6 +1,6 @@
 """`dbrouter eval serve`: a bounded load test of `dbrouter serve` with concurrent psycopg clients.
 
-The endpoint runs in its own process (``python -m dbrouter.cli serve --port 0`` on loopback), as
+The endpoint runs in its own process (``python -m dbrouter.cli.main serve --port 0`` on loopback), as
 in production, so clients and server do not share a GIL. The workload is the KB's own example
 questions (``kb_examples``, in ``example_id`` order, cycled): each request is
 ``select route_query(%s)``; a request counts as correct when it names the example's database.
@@ -58,7 +58,7 @@ def _percentiles(times: list[float]) -> tuple[float, float, float]:
 
 def _workload(warehouse: Path) -> tuple[list[tuple[str, str]], list[float], str, int]:
     """The example questions with their databases, in-process latencies, the KB's embedder and size."""
-    from dbrouter.warehouse import connect, kb_embedders
+    from dbrouter.kb.connect import connect, kb_embedders
 
     con = connect(warehouse)
     try:
@@ -88,7 +88,7 @@ def _start(warehouse: Path, password: str) -> tuple[subprocess.Popen, int]:
         DbrouterError: it exited or printed no address within START_TIMEOUT seconds.
     """
     env = {**os.environ, "DBROUTER_EVAL_SERVE_PASSWORD": password}
-    proc = subprocess.Popen([sys.executable, "-m", "dbrouter.cli", "serve", "--warehouse", str(warehouse),
+    proc = subprocess.Popen([sys.executable, "-m", "dbrouter.cli.main", "serve", "--warehouse", str(warehouse),
                              "--host", "127.0.0.1", "--port", "0", "--password-env", "DBROUTER_EVAL_SERVE_PASSWORD"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
     found: list[str] = []

@@ -5,9 +5,9 @@ The benchmark's SQLite dumps (``sql/<db_id>.sql``) are loaded once into cached S
 as examples, ``domain_statements.jsonl`` when present), and for each test question - its gold
 database given, only databases with a loaded dump - the schema is linked (LLM-free), statements
 and examples are retrieved (a BIRD question's ``evidence`` is added as a statement), the SQL is
-generated against that database (:func:`dbrouter.sqlgen.generate_sql`), and the gold and the
+generated against that database (:func:`dbrouter.answer.generate.generate_sql`), and the gold and the
 predicted SQL are both executed. A question is correct when the result sets are equal:
-order-insensitive unless the gold SQL has an outer ORDER BY (:func:`dbrouter.execution.result_key`).
+order-insensitive unless the gold SQL has an outer ORDER BY (:func:`dbrouter.answer.results.result_key`).
 
 Skipped (and counted by reason, never scored): questions of databases without a loaded dump, of
 databases whose dump has no rows, and questions whose gold SQL fails on the dump.
@@ -128,7 +128,7 @@ def eval_sql(bench: Benchmark, workdir: Path, embedder: str | None, llm, limit: 
             failures as wrong).
     """
     from dbrouter.eval.dumps import load_dumps
-    from dbrouter.warehouse import connect
+    from dbrouter.kb.connect import connect
 
     if llm is None:
         raise DbrouterError(NO_LLM)
@@ -228,11 +228,13 @@ def score_question(con, llm, q: Question, target, result: SqlEvalResult, n: int,
     Raises:
         DbrouterError: the LLM failed for every candidate.
     """
-    from dbrouter.execution import UnsafeSQL, execute, has_order_by, result_key
+    from dbrouter.answer.generate import generate_sql
+    from dbrouter.answer.guard import UnsafeSQL, has_order_by
+    from dbrouter.answer.results import result_key
+    from dbrouter.answer.runners import execute
     from dbrouter.linking.columns import render_schema
     from dbrouter.linking.linker import link_schema
     from dbrouter.retrieval import retrieve_examples, retrieve_statements
-    from dbrouter.sqlgen import generate_sql
 
     try:
         gold = execute(target, q.sql, row_cap=COMPARE_ROW_CAP)

@@ -25,7 +25,7 @@ from dbrouter.errors import BenchmarkError
 from dbrouter.eval.benchmark import Benchmark, Question
 from dbrouter.eval.kb import Log, build_kb
 from dbrouter.eval.publish import Report
-from dbrouter.warehouse import connect
+from dbrouter.kb.connect import connect
 from python_udfs.embeddings import get_embedder
 from python_udfs.text import canonicalize, words
 

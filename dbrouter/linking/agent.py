@@ -5,7 +5,7 @@ question, every table name and the top-``n`` retrieved columns (also the initial
 each turn answers ``<think>...</think><actions>...</actions>`` with actions:
 
 * ``@explore_schema(sql)`` / ``@verify_schema(sql)`` - one read-only SELECT on the database
-  (observation: the R_SQL text of :func:`dbrouter.execution.format_observation`);
+  (observation: the R_SQL text of :func:`dbrouter.answer.results.format_observation`);
 * ``@retrieve_schema(text)`` - the top-``m`` columns for ``text`` among those not seen yet;
 * ``@add_schema(t.c; t2.c2)`` - add columns to the linked schema (never alone in a turn);
 * ``@stop()`` (or ``@stop_action()``) - end the dialogue.
@@ -27,7 +27,7 @@ from dbrouter.linking.prompts import FORMAT_HELP, agent_prompt
 from dbrouter.llm import Completion, LLMUnavailable
 
 if TYPE_CHECKING:
-    from dbrouter.execution import Target
+    from dbrouter.sources.base import Target
 
 FEEDBACK = ("explore_schema", "retrieve_schema", "verify_schema")
 """Actions whose observation the agent reads next turn."""
@@ -244,7 +244,7 @@ def kb_environment(con, target: "Target | None", db: str, sql_timeout: float = 1
 
     Args:
         con: connection from :func:`dbrouter.connect`.
-        target: where SQL runs (:func:`dbrouter.execution.target_for`), or None for a database
+        target: where SQL runs (:func:`dbrouter.answer.runners.target_for`), or None for a database
             ingested without data (the agent is told exploration is unavailable).
         db: the database id.
         sql_timeout: seconds per exploration/verification query.
@@ -252,7 +252,7 @@ def kb_environment(con, target: "Target | None", db: str, sql_timeout: float = 1
     Returns:
         :class:`AgentEnvironment` over ``db``.
     """
-    from dbrouter import execution
+    from dbrouter.answer import execution
     from dbrouter.linking import columns
     from dbrouter.linking.linker import link_schema
 

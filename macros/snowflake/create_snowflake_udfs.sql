@@ -2,7 +2,7 @@
   Creates dbrouter's Python UDFs in the Snowflake KB schema (statements: snowflake_udf_statements).
   Run once per schema, after staging the code (README "Snowflake"):
 
-      python -m dbrouter.snowflake_kb stage          # PUT the code (and model) zips on the stage
+      python -m dbrouter.kb.snowflake stage          # PUT the code (and model) zips on the stage
       dbt run-operation create_snowflake_udfs --target snowflake
 
   and again after upgrading dbrouter or changing dbrouter__snowflake_embedder. The models call

@@ -1,9 +1,11 @@
 {#-
   The CREATE FUNCTION statements of dbrouter's Python UDFs on Snowflake (a list of strings), in
   the target schema (where the models' unqualified calls find them) and, when it differs (dbrouter
-  as a package), also in the KB schema beside the route functions that call them. The handlers are python_udfs/snowflake_udfs.py, imported from the
-  code zip that `python -m dbrouter.snowflake_kb stage` PUTs on the stage dbrouter__snowflake_stage;
-  tests/unit/test_snowflake_udfs.py checks this table against that module's UDFS.
+  as a package), also in the KB schema beside the route functions that call them. The text UDFs'
+  handlers are python_udfs/udfs.py (the one table both engines loop over), the embedders'
+  python_udfs/snowflake_udfs.py, imported from the code zip that `python -m dbrouter.kb.snowflake
+  stage` PUTs on the stage dbrouter__snowflake_stage; tests/unit/test_snowflake.py checks this
+  table against python_udfs.snowflake_udfs.UDFS.
 
   Always: the text UDFs the models call (dbrouter_describe_example, dbrouter_structure_statement,
   dbrouter_canonicalize, dbrouter_word_count, dbrouter_label_tokens, dbrouter_value_tokens) and those routing calls
@@ -39,7 +41,7 @@
 {%- for name, args, returns, handler in udfs -%}
   {%- do out.append("create or replace function " ~ s ~ "." ~ name ~ "(" ~ args ~ ")\nreturns " ~ returns
       ~ "\nlanguage python\nruntime_version = '3.11'\npackages = (" ~ text_packages ~ ")\nimports = (" ~ code
-      ~ ")\nhandler = 'python_udfs.snowflake_udfs." ~ handler ~ "'") -%}
+      ~ ")\nhandler = 'python_udfs.udfs." ~ handler ~ "'") -%}
 {%- endfor -%}
 {%- if dbrouter.snowflake_embedder() == 'python_udf' -%}
   {%- set name = dbrouter.get_var('dbrouter__snowflake_python_embedder') -%}

@@ -11,7 +11,7 @@ from decimal import Decimal
 
 import pytest
 
-from dbrouter.answer import Answer, check_question, format_table, json_value
+from dbrouter.answer.ask import Answer, check_question, format_table, json_value
 from dbrouter.errors import DbrouterError
 from tests.conftest import run_cli
 from tests.fake_llm import FakeLLM

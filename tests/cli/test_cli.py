@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from dbrouter.ranker import SIGNALS
+from dbrouter.routing.ranker import SIGNALS
 from tests.conftest import run_cli
 
 pytestmark = pytest.mark.slow

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from dbrouter import execution
+from dbrouter.answer import execution
 from dbrouter.linking.agent import link_schema_agent
 from dbrouter.linking.columns import retrieve_columns
 from dbrouter.llm import LLMClient

@@ -43,7 +43,7 @@ def kb(first_build, tmp_path) -> dict:
 
 def state(warehouse: Path) -> dict:
     """What must not change when a build fails: databases in the KB and in the raw snapshot."""
-    from dbrouter.build import kb_problems
+    from dbrouter.kb.build import kb_problems
 
     con = duckdb.connect(str(warehouse), read_only=True)
     try:
@@ -56,7 +56,7 @@ def state(warehouse: Path) -> dict:
 
 def leftovers(kb: dict) -> list[Path]:
     """Temporary build files left next to (or under the dbt workdir of) the warehouse."""
-    from dbrouter.build import temp_warehouse_path
+    from dbrouter.kb.build import temp_warehouse_path
 
     temp = temp_warehouse_path(kb["warehouse"])
     found = [p for p in (temp, temp.with_name(temp.name + ".wal")) if p.exists()]
@@ -221,7 +221,7 @@ def test_writers_blocked_by_another_process_get_one_clear_line(kb):
 
 def test_kb_problems_finds_a_half_built_kb(first_build, tmp_path):
     """The shape of the reported bug: 10 databases in kb_databases, 9 in kb_column_phrases."""
-    from dbrouter.build import InconsistentKB, check_kb, kb_problems
+    from dbrouter.kb.build import InconsistentKB, check_kb, kb_problems
 
     wh = tmp_path / "kb.duckdb"
     shutil.copyfile(first_build / "kb.duckdb", wh)
@@ -245,8 +245,8 @@ def test_a_running_build_locks_out_a_second_one(tmp_path, monkeypatch):
     """The second build waits, then stops with one error; the first build's files are untouched."""
     import fcntl
 
-    from dbrouter import build
-    from dbrouter.sources import load_sources
+    from dbrouter.kb import build
+    from dbrouter.sources.config import load_sources
 
     sources = copy_demo(tmp_path)
     wh = tmp_path / "kb.duckdb"
@@ -270,7 +270,7 @@ def test_a_running_build_locks_out_a_second_one(tmp_path, monkeypatch):
 
 def _child_running_sleep(tmp_path: Path, marker: str) -> subprocess.Popen:
     """A Python process running `sleep <marker>` through dbt_runner's stoppable runner."""
-    script = ("import os; from dbrouter.dbt_runner import _run_stoppable; "
+    script = ("import os; from dbrouter.kb.dbt_runner import _run_stoppable; "
               f"_run_stoppable(['sleep', {marker!r}], dict(os.environ), '/', True)")
     parent = subprocess.Popen([sys.executable, "-c", script], cwd=str(ROOT), stderr=subprocess.PIPE, text=True)
     wait_until(lambda: processes(marker, "sleep"), 20, "the child to start")

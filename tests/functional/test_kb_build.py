@@ -105,11 +105,11 @@ def test_route_functions_refuse_a_different_embedder(built_kb):
 
 def test_vectors_are_labelled_with_the_embedder_the_plugin_registered(tmp_path, monkeypatch):
     """A hand-written profile decides the embedder; the env var no longer labels the vectors."""
-    from dbrouter.dbt_runner import run_dbt
     from dbrouter.errors import DbtRunError
-    from dbrouter.ingest import ingest
-    from dbrouter.sources import load_sources
-    from dbrouter.warehouse import connect
+    from dbrouter.kb.connect import connect
+    from dbrouter.kb.dbt_runner import run_dbt
+    from dbrouter.kb.ingest import ingest
+    from dbrouter.sources.config import load_sources
 
     wh = tmp_path / "kb.duckdb"
     ingest(load_sources(ROOT / "tests" / "fixtures" / "mini_kb" / "sources.yml"), wh)
@@ -136,7 +136,7 @@ def test_vectors_are_labelled_with_the_embedder_the_plugin_registered(tmp_path, 
 
 
 def test_dbt_show_inline_routes(built_kb):
-    from dbrouter.dbt_runner import run_dbt
+    from dbrouter.kb.dbt_runner import run_dbt
 
     out = run_dbt(["show", "--inline", "select route_query('How many concerts were held in 2014?') as db"],
                   built_kb["warehouse"], "hash", quiet=True)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import psycopg
 import pytest
 
-from dbrouter.servers import ServerSource, read_server
+from dbrouter.sources.url import ServerSource, read_server
 from tests.pg_server import postgres_server
 
 pytestmark = pytest.mark.slow
@@ -150,7 +150,7 @@ def test_bad_sources_are_reported_not_raised(pg):
 def test_sessions_are_read_only(pg):
     import sqlalchemy
 
-    from dbrouter.servers import _engine, expand_url
+    from dbrouter.sources.url import _engine, expand_url
 
     engine = _engine(expand_url(_source(pg).url, {"PG_TEST_PW": READER_PW}))
     with engine.connect() as con, pytest.raises(sqlalchemy.exc.InternalError, match="read-only transaction"):

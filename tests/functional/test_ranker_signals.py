@@ -10,7 +10,7 @@ import shutil
 
 import pytest
 
-from dbrouter import ranker
+from dbrouter.routing import ranker
 from tests.conftest import copy_demo, copy_project, run_cli
 
 pytestmark = pytest.mark.slow
@@ -88,7 +88,7 @@ def test_a_few_examples_for_two_databases_do_not_make_routing_worse(tmp_path):
     """The new user's case: 6 examples for 2 of 10 databases. The calibration must not trust them
     (examples_trusted = 0: the first ranking and the ranker's example signals ignore them), so every
     question - of the two databases with examples too - ranks exactly as with no examples at all."""
-    from dbrouter.warehouse import connect
+    from dbrouter.kb.connect import connect
 
     src = copy_demo(tmp_path / "src").parent
     lines = [line for line in (src / "examples.jsonl").read_text().splitlines() if line.strip()]

@@ -14,8 +14,8 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from dbrouter.refresh import check, record_path
-from dbrouter.sources import load_sources
+from dbrouter.kb.refresh import check, record_path
+from dbrouter.sources.config import load_sources
 from tests.conftest import copy_demo, run_cli
 
 PLANETS = ["create table planet(planet_id int primary key, planet_name text, moons int)",

@@ -20,7 +20,7 @@ def _psql(port: int, sql: str) -> subprocess.CompletedProcess:
 
 
 def test_refresh_after_a_schema_change_is_served_without_restart(tmp_path):
-    from dbrouter.serve import ServeConfig, start_in_thread, stop
+    from dbrouter.serve.server import ServeConfig, start_in_thread, stop
 
     sources = copy_demo(tmp_path)
     warehouse = tmp_path / "kb.duckdb"

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from dbrouter.warehouse import connect
+from dbrouter.kb.connect import connect
 from tests.conftest import run_cli
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "mini_kb"

@@ -8,8 +8,8 @@ import math
 
 import pytest
 
-from dbrouter.routing import default_shortlist_k, route
-from dbrouter.warehouse import connect
+from dbrouter.kb.connect import connect
+from dbrouter.routing.route import default_shortlist_k, route
 
 
 @pytest.fixture(scope="module")

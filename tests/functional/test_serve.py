@@ -18,7 +18,7 @@ SINGERS = "How many singers do we have?"
 @pytest.fixture(scope="module")
 def served(built_kb, tmp_path_factory):
     """A copy of the demo KB served on a free loopback port with a password."""
-    from dbrouter.serve import ServeConfig, start_in_thread, stop
+    from dbrouter.serve.server import ServeConfig, start_in_thread, stop
 
     base = tmp_path_factory.mktemp("serve")
     warehouse = base / "kb.duckdb"
@@ -161,7 +161,7 @@ def test_bad_or_busy_port_is_an_error(served, port, message):
 
 def test_replaced_warehouse_is_picked_up_without_restart(built_kb, tmp_path):
     """A second KB (the first without `singer`) os.replace'd over the served file, as `dbrouter build` does."""
-    from dbrouter.serve import ServeConfig, start_in_thread, stop
+    from dbrouter.serve.server import ServeConfig, start_in_thread, stop
 
     warehouse = tmp_path / "kb.duckdb"
     shutil.copyfile(built_kb["warehouse"], warehouse)
@@ -196,7 +196,7 @@ def test_dbrouter_build_while_serving(built_kb, tmp_path):
     build and the next one after it sees the new KB, without restarting the server."""
     import time
 
-    from dbrouter.serve import ServeConfig, start_in_thread, stop
+    from dbrouter.serve.server import ServeConfig, start_in_thread, stop
     from tests.conftest import DBROUTER, copy_demo
 
     sources = copy_demo(tmp_path)
@@ -263,7 +263,7 @@ def test_long_query_is_cancelled_and_the_server_goes_on(served):
 
 
 def test_allow_remote_binds_all_interfaces_and_loopback_only_otherwise(built_kb, served):
-    from dbrouter.serve import ServeConfig, ServeError, check_host, start_in_thread, stop
+    from dbrouter.serve.server import ServeConfig, ServeError, check_host, start_in_thread, stop
 
     assert not served["server"].verify_request(None, ("10.1.2.3", 5000))
     assert served["server"].verify_request(None, ("127.0.0.1", 5000))
@@ -315,7 +315,7 @@ class _Wire:
 def test_extended_protocol_describe_statement_and_no_data(built_kb, tmp_path):
     import struct
 
-    from dbrouter.serve import ServeConfig, start_in_thread, stop
+    from dbrouter.serve.server import ServeConfig, start_in_thread, stop
 
     server, _ = start_in_thread(ServeConfig(built_kb["warehouse"], "127.0.0.1", 0))
     wire = _Wire(server.server_address[1])

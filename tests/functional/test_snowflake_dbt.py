@@ -84,7 +84,7 @@ def sf(tmp_path_factory, built_kb):
         conn = connect(server)
         conn.cursor().execute(f"create database if not exists {DATABASE}")
         conn.cursor().execute(f"create schema if not exists {DATABASE}.KB")
-        load = subprocess.run([sys.executable, "-m", "dbrouter.snowflake_kb", "load", "--sources",
+        load = subprocess.run([sys.executable, "-m", "dbrouter.kb.snowflake", "load", "--sources",
                                str(built_kb["sources"])], capture_output=True, text=True,
                               env={**os.environ, **env})
         assert load.returncode == 0, load.stderr
@@ -293,13 +293,13 @@ def _compare_shortlists(con, tree) -> None:
 
 
 def test_stage_command_puts_the_udf_code_zip_on_the_stage(sf, tmp_path):
-    """`python -m dbrouter.snowflake_kb stage` creates the stage and PUTs the code zip (fakesnow
+    """`python -m dbrouter.kb.snowflake stage` creates the stage and PUTs the code zip (fakesnow
     emulates internal stages): the staged file is byte for byte the zip built here."""
     import hashlib
 
-    from dbrouter.snowflake_kb import build_code_zip
+    from dbrouter.kb.snowflake import build_code_zip
 
-    proc = subprocess.run([sys.executable, "-m", "dbrouter.snowflake_kb", "stage", "--embedder", "hash"],
+    proc = subprocess.run([sys.executable, "-m", "dbrouter.kb.snowflake", "stage", "--embedder", "hash"],
                           capture_output=True, text=True, env={**os.environ, **sf["env"]})
     assert proc.returncode == 0, proc.stderr
     assert sf["server"]["password"] not in proc.stdout + proc.stderr

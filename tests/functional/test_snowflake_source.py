@@ -8,8 +8,8 @@ from __future__ import annotations
 import duckdb
 import pytest
 
-from dbrouter.refresh import fingerprint_sources
-from dbrouter.sources import load_sources
+from dbrouter.kb.refresh import fingerprint_sources
+from dbrouter.sources.config import load_sources
 from tests.conftest import run_cli
 from tests.fakesnow_server import connect, running_fakesnow
 

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 import yaml
 
-from dbrouter.warehouse import connect
+from dbrouter.kb.connect import connect
 from python_udfs.embeddings import get_phrase_embedder
 from python_udfs.examples import normalize_question
 from python_udfs.phrases import content_words, question_spans
@@ -236,7 +236,7 @@ def test_route_path_must_be_udf_or_sql(built_kb, plain):
     import duckdb
 
     from dbrouter.errors import WarehouseError
-    from dbrouter.warehouse import use_route_path
+    from dbrouter.kb.connect import use_route_path
 
     with pytest.raises(WarehouseError, match="unknown route path 'fast'"):
         connect(built_kb["warehouse"], embedder="hash", route_path="fast")

@@ -7,9 +7,16 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from dbrouter.execution import UnsafeSQL
-from dbrouter.linking.agent import (MAX_ACTIONS_PER_TURN, Action, AgentConfigError, AgentEnvironment, parse_turn,
-                                    run_agent, split_column_names)
+from dbrouter.answer.guard import UnsafeSQL
+from dbrouter.linking.agent import (
+    MAX_ACTIONS_PER_TURN,
+    Action,
+    AgentConfigError,
+    AgentEnvironment,
+    parse_turn,
+    run_agent,
+    split_column_names,
+)
 from dbrouter.linking.columns import SchemaColumn
 from dbrouter.linking.linker import LinkedSchema
 from dbrouter.llm import Completion, LLMClient, LLMUnavailable

@@ -71,7 +71,7 @@ def test_statement_scores_recall_and_f1_at_k():
 
 def test_error_category_names_why_gold_lost():
     from dbrouter.eval.route import error_category
-    from dbrouter.evidence import RouteEvidence
+    from dbrouter.routing.evidence import RouteEvidence
 
     ev = lambda **kw: RouteEvidence.from_json(evidence_json(**kw))  # noqa: E731
     top = ev()

@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from dbrouter.answer.runners import execute
 from dbrouter.errors import BenchmarkError
 from dbrouter.eval import dumps
 from dbrouter.eval.dumps import load_dumps, targets
-from dbrouter.execution import Target, execute
+from dbrouter.sources.base import Target
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "dumps"
 

@@ -2,8 +2,16 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from python_udfs.embeddings import (DIM, MAX_TEXT_CHARS, EmbedderUnavailable, HashEmbedder, clean_text,
-                                    embed_arrow, embed_texts, get_embedder)
+from python_udfs.embeddings import (
+    DIM,
+    MAX_TEXT_CHARS,
+    EmbedderUnavailable,
+    HashEmbedder,
+    clean_text,
+    embed_arrow,
+    embed_texts,
+    get_embedder,
+)
 
 
 def test_clean_text_handles_null_empty_and_huge():

@@ -3,9 +3,9 @@ import json
 import duckdb
 import pytest
 
-from dbrouter.dbt_runner import target_path
 from dbrouter.errors import DbtRunError
 from dbrouter.eval.kb import embedded_by_last_build
+from dbrouter.kb.dbt_runner import target_path
 
 
 def _run_results(warehouse, invocation_id: str, models=("kb_documents", "kb_embedding_cache")) -> None:

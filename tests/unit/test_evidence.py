@@ -3,7 +3,7 @@ import json
 import pytest
 
 from dbrouter.errors import DbrouterError
-from dbrouter.evidence import EvidenceError, MappedPhrase, RouteEvidence
+from dbrouter.routing.evidence import EvidenceError, MappedPhrase, RouteEvidence
 from tests.unit.evidence_samples import RERANKED, SHORTLIST_ONLY, evidence_json
 
 

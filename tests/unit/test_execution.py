@@ -13,21 +13,11 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from dbrouter.answer.guard import UnsafeSQL, check_read_only, has_order_by
+from dbrouter.answer.results import QueryResult, format_observation, result_key
+from dbrouter.answer.runners import execute, run_duckdb, run_sqlite, target_for
 from dbrouter.errors import DbrouterError
-from dbrouter.execution import (
-    NoDataSource,
-    QueryResult,
-    Target,
-    UnsafeSQL,
-    check_read_only,
-    execute,
-    format_observation,
-    has_order_by,
-    result_key,
-    run_duckdb,
-    run_sqlite,
-    target_for,
-)
+from dbrouter.sources.base import NoDataSource, Target
 
 ROWS = 1200
 DIALECTS = ["sqlite", "duckdb"]

@@ -3,9 +3,8 @@ import sqlite3
 
 import duckdb
 
-from dbrouter.ingest import ingest
-from dbrouter.introspect import Issue
-from dbrouter.sources import SourceSpec, SourcesConfig
+from dbrouter.kb.ingest import ingest
+from dbrouter.sources.base import Issue, SourcesConfig, SourceSpec
 
 
 def _db(path, ddl):
@@ -54,7 +53,7 @@ def test_connect_explains_a_locked_or_missing_warehouse(tmp_path):
     import pytest
 
     from dbrouter.errors import WarehouseError
-    from dbrouter.warehouse import connect
+    from dbrouter.kb.connect import connect
 
     with pytest.raises(WarehouseError, match="not found"):
         connect(tmp_path / "none.duckdb")
@@ -130,8 +129,8 @@ def test_a_database_whose_keys_meet_another_database_is_left_out(tmp_path):
 
 
 def test_key_collisions_through_arrows_in_names():
-    from dbrouter.ingest import key_collisions
-    from dbrouter.introspect import ColumnInfo, DatabaseSnapshot, TableInfo
+    from dbrouter.kb.ingest import key_collisions
+    from dbrouter.sources.base import ColumnInfo, DatabaseSnapshot, TableInfo
 
     tables = [TableInfo(n, n, [ColumnInfo("id", "id", 1, "int")]) for n in ("a", "a->b", "b->c", "c")]
     found = key_collisions(DatabaseSnapshot("db", "schema_json", "x", tables=tables))
@@ -152,16 +151,17 @@ def test_empty_database_is_kept_with_a_warning_naming_it(tmp_path):
 
 
 def test_a_reader_crash_is_an_error_for_that_source_only(tmp_path, monkeypatch):
-    import dbrouter.ingest as ingest_mod
+    from dbrouter.sources.registry import SOURCE_TYPES
 
-    real = ingest_mod.read_sqlite
+    sqlite = SOURCE_TYPES["sqlite"]
+    real = sqlite.read
 
-    def flaky(spec, db_id, *rest):
-        if db_id == "bad":
+    def flaky(spec, *rest):
+        if spec.path.stem == "bad":
             raise RuntimeError("boom\nsecond line")
-        return real(spec, db_id, *rest)
+        return real(spec, *rest)
 
-    monkeypatch.setattr(ingest_mod, "read_sqlite", flaky)
+    monkeypatch.setattr(sqlite, "read", flaky)
     _db(tmp_path / "bad.sqlite", "create table t (id int);")
     _db(tmp_path / "good.sqlite", "create table t (id int); insert into t values (1);")
     report = ingest(SourcesConfig([SourceSpec("sqlite", tmp_path / n) for n in ("bad.sqlite", "good.sqlite")]),
@@ -211,7 +211,7 @@ def test_summary_counts_examples_and_statements_for_databases_not_ingested(tmp_p
 def test_print_issues_sums_up_examples_for_absent_databases():
     import io
 
-    from dbrouter.ingest import IngestReport, print_issues, unrouted_issues
+    from dbrouter.kb.ingest import IngestReport, print_issues, unrouted_issues
 
     rows = [dict(db_id=f"db{i % 3}", question=f"q{i}", sql="s") for i in range(40)]
     report = IngestReport(issues=[Issue("x", "t", "error", "bad")] + unrouted_issues({"db0"}, rows, []))

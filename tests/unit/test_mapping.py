@@ -1,4 +1,4 @@
-from dbrouter.mapping import parse_mapping
+from dbrouter.routing.mapping import parse_mapping
 
 COLS = {("singer", "name"), ("singer", "age"), ("concert", "year")}
 

@@ -4,8 +4,8 @@ import random
 
 import pytest
 
-from dbrouter import ranker
-from dbrouter.ranker import Candidate, RoutedQuestion
+from dbrouter.routing import ranker
+from dbrouter.routing.ranker import Candidate, RoutedQuestion
 
 
 def _question(gold_signal: float, other_signal: float, noise: float, gold_first: bool) -> RoutedQuestion:

@@ -13,11 +13,15 @@ import duckdb
 import pytest
 
 import python_udfs.snowflake_udfs as sf_udfs
-from dbrouter.errors import SourceError, SourcesConfigError
-from dbrouter.snowflake_kb import (SnowflakeConfigError, build_code_zip, connect_kwargs_from_env,
-                                   raw_insert_statements, raw_table_ddl, stage_commands)
-from dbrouter.snowflake_source import connect_kwargs
-from dbrouter.sources import load_sources
+import python_udfs.udfs as text_udfs
+from dbrouter.kb.snowflake import (
+    build_code_zip,
+    connect_kwargs_from_env,
+    raw_insert_statements,
+    raw_table_ddl,
+    stage_commands,
+)
+from dbrouter.sources.snowflake import SnowflakeConfigError
 from python_udfs.embeddings import get_embedder
 from python_udfs.plugin import register_udfs
 
@@ -28,8 +32,9 @@ def test_macro_udf_table_matches_the_handler_module():
     macro = (ROOT / "macros" / "snowflake" / "snowflake_udf_statements.sql").read_text()
     rows = re.findall(r"\('(dbrouter_\w+)', '([^']*)', '(\w+)', '(\w+)'\)", macro)
     assert {name: (args, returns, handler) for name, args, returns, handler in rows} == sf_udfs.UDFS
+    assert [u.name for u in text_udfs.TEXT_UDFS] == [name for name, *_ in rows]
     for _args, _returns, handler in sf_udfs.UDFS.values():
-        assert callable(getattr(sf_udfs, handler))
+        assert callable(getattr(text_udfs, handler))
     for embedder in ("minilm", "m2v", "hash"):  # the handlers the python_udf embedder names
         for udf in sf_udfs.EMBEDDING_UDFS:
             assert callable(getattr(sf_udfs, f"{udf}_{embedder}"))
@@ -37,23 +42,24 @@ def test_macro_udf_table_matches_the_handler_module():
 
 @pytest.mark.parametrize("sql, call", [
     ("select dbrouter_question_spans('How many singers are older than 30?', 3)",
-     lambda: sf_udfs.question_spans("How many singers are older than 30?", 3)),
+     lambda: text_udfs.question_spans("How many singers are older than 30?", 3)),
     ("select dbrouter_content_words('Which orchestra has the most performances?')",
-     lambda: sf_udfs.content_words("Which orchestra has the most performances?")),
+     lambda: text_udfs.content_words("Which orchestra has the most performances?")),
     ("select dbrouter_label_tokens(['singerName', null, 'concert_singer'])",
-     lambda: sf_udfs.label_tokens(["singerName", None, "concert_singer"])),
+     lambda: text_udfs.label_tokens(["singerName", None, "concert_singer"])),
     ("select dbrouter_substrings('revenue in 2020 of 5 stores', 1, 2)",
-     lambda: sf_udfs.substrings("revenue in 2020 of 5 stores", 1, 2)),
-    ("select dbrouter_word_count('a b c')", lambda: sf_udfs.word_count("a b c")),
-    ("select dbrouter_canonicalize('sold 12 on 3 March 2020')", lambda: sf_udfs.canonicalize("sold 12 on 3 March 2020")),
+     lambda: text_udfs.substrings("revenue in 2020 of 5 stores", 1, 2)),
+    ("select dbrouter_word_count('a b c')", lambda: text_udfs.word_count("a b c")),
+    ("select dbrouter_canonicalize('sold 12 on 3 March 2020')", lambda: text_udfs.canonicalize("sold 12 on 3 March 2020")),
     ("select dbrouter_normalize_question('How many singers do we have?')",
-     lambda: sf_udfs.normalize_question("How many singers do we have?")),
+     lambda: text_udfs.normalize_question("How many singers do we have?")),
     ("select dbrouter_describe_example('How many singers?', 'select count(*) from singer', '[[\"singer\",\"name\",\"name\"]]')",
-     lambda: sf_udfs.describe_example("How many singers?", "select count(*) from singer", '[["singer","name","name"]]')),
+     lambda: text_udfs.describe_example("How many singers?", "select count(*) from singer", '[["singer","name","name"]]')),
     ("select dbrouter_structure_statement('rich refers to income > 100', '[[\"people\",\"income\",\"income\"]]')",
-     lambda: sf_udfs.structure_statement("rich refers to income > 100", '[["people","income","income"]]')),
+     lambda: text_udfs.structure_statement("rich refers to income > 100", '[["people","income","income"]]')),
 ])
-def test_snowflake_handlers_return_what_the_duckdb_udfs_return(sql, call):
+def test_duckdb_udfs_return_what_their_handlers_return(sql, call):
+    """One handler per UDF for both engines: DuckDB's registration converts types and NULLs only."""
     with duckdb.connect() as con:
         register_udfs(con, "hash")
         expected = con.execute(sql).fetchall()[0][0]
@@ -71,18 +77,17 @@ def test_embed_handlers_give_the_embedder_vectors_and_null_for_blank():
 def test_code_zip_holds_the_handlers_and_imports_without_duckdb(tmp_path):
     path = build_code_zip(tmp_path)
     names = set(zipfile.ZipFile(path).namelist())
-    assert {"python_udfs/snowflake_udfs.py", "python_udfs/phrases.py", "dbrouter/errors.py",
-            "dbrouter/__init__.py"} <= names
-    assert "python_udfs/plugin.py" not in names and "dbrouter/cli.py" not in names
+    assert {"python_udfs/snowflake_udfs.py", "python_udfs/phrases.py", "python_udfs/errors.py"} <= names
+    assert "python_udfs/plugin.py" not in names and not any(n.startswith("dbrouter/") for n in names)
     probe = ("import sys, importlib.abc\n"
              "class Block(importlib.abc.MetaPathFinder):\n"
              "    def find_spec(self, name, path, target=None):\n"
-             "        if name.split('.')[0] in ('duckdb', 'dbt'): raise ImportError('blocked ' + name)\n"
+             "        if name.split('.')[0] in ('duckdb', 'dbt', 'dbrouter'): raise ImportError('blocked ' + name)\n"
              "sys.meta_path.insert(0, Block())\n"
              f"sys.path.insert(0, {str(path)!r})\n"
-             "import python_udfs.snowflake_udfs as m\n"
+             "import python_udfs.snowflake_udfs as m, python_udfs.udfs as u\n"
              "assert m.__file__.startswith(sys.path[0]), m.__file__\n"
-             "print(m.label_tokens(['FirstName']), len(m.embed_hash('x')))\n")
+             "print(u.label_tokens(['FirstName']), len(m.embed_hash('x')))\n")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=str(tmp_path))
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["['first',", "'name']", "384"]
@@ -112,7 +117,7 @@ def test_stage_commands_create_the_stage_and_put_each_file():
 
 
 def test_stage_print_lists_the_statements_without_connecting(tmp_path):
-    out = subprocess.run([sys.executable, "-m", "dbrouter.snowflake_kb", "stage", "--embedder", "hash", "--print"],
+    out = subprocess.run([sys.executable, "-m", "dbrouter.kb.snowflake", "stage", "--embedder", "hash", "--print"],
                          capture_output=True, text=True, env={"PATH": "/usr/bin", "PYTHONPATH": str(ROOT)})
     assert out.returncode == 0, out.stderr
     lines = out.stdout.strip().splitlines()
@@ -130,38 +135,6 @@ def test_connection_from_env_password_or_key_pair_and_missing_names_the_variable
     assert kw["private_key_file"] == "/keys/k.p8" and kw["private_key_file_pwd"] == "pp" and "password" not in kw
     with pytest.raises(SnowflakeConfigError, match="SNOWFLAKE_PASSWORD or SNOWFLAKE_PRIVATE_KEY_PATH"):
         connect_kwargs_from_env(base)
-
-
-def _sources(tmp_path, entry: str):
-    (tmp_path / "s.yml").write_text(f"databases:\n  - {entry}\n")
-    return load_sources(tmp_path / "s.yml")
-
-
-def test_snowflake_source_settings_and_secret_from_the_named_variable(tmp_path):
-    cfg = _sources(tmp_path, "{type: snowflake, id: sales, database: SALES, schemas: [PUBLIC], role: READER, "
-                             "password_env: SALES_PW}")
-    spec = cfg.databases[0]
-    assert (spec.type, spec.id, dict(spec.snowflake)["schemas"]) == ("snowflake", "sales", ("PUBLIC",))
-    env = {"SNOWFLAKE_ACCOUNT": "acme", "SNOWFLAKE_USER": "u", "SALES_PW": "s3cret", "SNOWFLAKE_PASSWORD": "other"}
-    assert connect_kwargs(spec, env) == {"account": "acme", "user": "u", "role": "READER", "password": "s3cret",
-                                         "database": "SALES"}
-    with pytest.raises(SourceError, match="SALES_PW") as err:
-        connect_kwargs(spec, {"SNOWFLAKE_ACCOUNT": "acme", "SNOWFLAKE_USER": "u", "SNOWFLAKE_PASSWORD": "other"})
-    assert "other" not in str(err.value)
-
-
-@pytest.mark.parametrize("entry, message", [
-    ("{type: snowflake, id: s, database: D, password: hunter2}", "must not be written in the sources file"),
-    ("{type: snowflake, id: s, database: D, private_key_passphrase: x}", "must not be written"),
-    ("{type: snowflake, database: D}", "`id` must be a non-empty string"),
-    ("{type: snowflake, id: s}", "`database` must be a non-empty string"),
-    ("{type: snowflake, id: s, database: D, warehose: X}", "unknown Snowflake setting"),
-    ("{type: snowflake, id: s, database: D, schemas: PUBLIC}", "`schemas` must be a list"),
-])
-def test_bad_snowflake_sources_name_the_problem(tmp_path, entry, message):
-    with pytest.raises(SourcesConfigError, match=message) as err:
-        _sources(tmp_path, entry)
-    assert "hunter2" not in str(err.value)
 
 
 def test_raw_snapshot_statements_type_arrays_and_escape_text():

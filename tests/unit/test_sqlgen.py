@@ -52,8 +52,8 @@ import sqlite3  # noqa: E402
 
 import pytest  # noqa: E402
 
-from dbrouter.execution import Target  # noqa: E402
-from dbrouter.sqlgen import generate_sql, parse_sql, transpile  # noqa: E402
+from dbrouter.answer.generate import generate_sql, parse_sql, transpile  # noqa: E402
+from dbrouter.sources.base import Target  # noqa: E402
 
 SCHEMA = "# Table: pet\n[(pet_id:INTEGER, Primary Key), (species:TEXT), (age:INTEGER)]"
 QUESTION = "How many dogs are there?"

@@ -6,7 +6,7 @@ import duckdb
 import pytest
 
 from dbrouter.errors import WarehouseError
-from dbrouter.warehouse import connect
+from dbrouter.kb.connect import connect
 
 
 def test_missing_file_says_to_build(tmp_path):

@@ -14,7 +14,7 @@
     (route_mapping_contract, from either step-2 variant); kb_table_reachability.
   Produces: the final SELECT (no trailing semicolon) of
     (rank INTEGER, db_id, score DOUBLE, shortlist_rank INTEGER, evidence JSON) ordered by rank;
-    the evidence keys are parsed by dbrouter.evidence.RouteEvidence.
+    the evidence keys are parsed by dbrouter.routing.evidence.RouteEvidence.
 -#}
 {% macro route_score_step(k) -%}
   {{ return(adapter.dispatch('route_score_step', 'dbrouter')(k)) }}

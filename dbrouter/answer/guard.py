@@ -1,0 +1,258 @@
+"""The read-only guard: refuse any SQL but one SELECT before it reaches a database.
+
+:func:`check_read_only` parses the SQL with sqlglot and refuses anything but one SELECT
+(``WITH ... SELECT``, ``UNION``/``INTERSECT``/``EXCEPT``): no DML/DDL anywhere in the tree (also
+data-modifying CTEs), no PRAGMA/ATTACH/COPY/SET/... commands, no function that reads files, the
+network or the environment, no DuckDB file-path table references (``FROM 'data.csv'``). It is the
+first of three layers (see :mod:`dbrouter.answer.runners` for the other two).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from contextlib import contextmanager
+
+from dbrouter.errors import DbrouterError
+
+DIALECTS = ("sqlite", "duckdb", "snowflake")
+
+_STATEMENT_NAMES = {
+    "Insert": "INSERT", "Update": "UPDATE", "Delete": "DELETE", "Merge": "MERGE", "Create": "CREATE",
+    "Drop": "DROP", "Alter": "ALTER", "TruncateTable": "TRUNCATE", "Pragma": "PRAGMA", "Attach": "ATTACH",
+    "Detach": "DETACH", "Copy": "COPY", "Set": "SET", "Transaction": "BEGIN (transaction)", "Commit": "COMMIT",
+    "Rollback": "ROLLBACK", "Use": "USE", "Install": "INSTALL", "Describe": "DESCRIBE", "Show": "SHOW",
+    "Analyze": "ANALYZE", "Summarize": "SUMMARIZE", "Kill": "KILL", "Grant": "GRANT", "Revoke": "REVOKE",
+    "LoadData": "LOAD DATA", "Refresh": "REFRESH", "Cache": "CACHE", "Uncache": "UNCACHE", "Comment": "COMMENT",
+    "Export": "EXPORT", "Into": "SELECT ... INTO (creates a table)", "Command": "COMMAND",
+}
+
+
+# Never allowed anywhere in the tree (a data-modifying CTE, SELECT ... INTO, a nested command).
+_FORBIDDEN_NODES = {name for name in _STATEMENT_NAMES if name not in ("Describe", "Show", "Summarize")}
+
+
+_DENIED_FUNCTIONS = {
+    "glob", "sniff_csv", "sqlite_scan", "sqlite_attach", "query", "query_table", "getenv", "load_extension",
+    "readfile", "writefile", "edit", "system", "shell", "exec", "sys_exec", "sys_eval", "popen", "fsdir",
+    "zipfile", "lines_read", "duckdb_secrets", "which_secret",
+}
+
+
+_DENIED_PREFIXES = ("read_", "parquet_", "iceberg_", "delta_", "postgres_", "mysql_", "fts", "http", "sqlar_",
+                    "json_read", "csv_", "s3_", "gcs_", "azure_", "shell", "system_")
+
+
+_DENIED_SUFFIXES = ("_scan", "_attach")
+
+
+_FILE_NAME = re.compile(r"[/\\:]|\.(csv|tsv|txt|parquet|json|jsonl|ndjson|gz|zst|zip|xlsx?|db|sqlite3?|duckdb|"
+                        r"arrow|avro|orc|ipc|feather)$", re.IGNORECASE)
+
+
+_FIRST_WORD = re.compile(r"^(?:\s|--[^\n]*(?:\n|$)|/\*.*?\*/|\()*([A-Za-z_]+)", re.DOTALL)
+
+
+_NON_QUERY_WORDS = {
+    "INSERT", "UPDATE", "DELETE", "MERGE", "CREATE", "DROP", "ALTER", "TRUNCATE", "REPLACE", "UPSERT", "PRAGMA",
+    "ATTACH", "DETACH", "COPY", "INSTALL", "LOAD", "EXPORT", "IMPORT", "SET", "RESET", "CALL", "VACUUM",
+    "CHECKPOINT", "BEGIN", "COMMIT", "ROLLBACK", "START", "END", "ABORT", "SAVEPOINT", "RELEASE", "EXPLAIN",
+    "ANALYZE", "REINDEX", "DESCRIBE", "SHOW", "SUMMARIZE", "USE", "GRANT", "REVOKE", "COMMENT", "PREPARE",
+    "EXECUTE", "DEALLOCATE", "FORCE", "UPDATE_EXTENSIONS", "PIVOT", "UNPIVOT",
+}
+
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+@contextmanager
+def _quiet_sqlglot():
+    """Silence sqlglot's "falling back to parsing as a Command" warnings (we report refusals ourselves)."""
+    logger = logging.getLogger("sqlglot")
+    level = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
+
+
+def _parse(sql: str, dialect: str) -> list:
+    import sqlglot
+    from sqlglot import exp
+
+    with _quiet_sqlglot():
+        parsed = sqlglot.parse(sql, read=dialect)
+    return [s for s in parsed if s is not None and not isinstance(s, exp.Semicolon)]
+
+
+def _first_word(sql: str) -> str:
+    match = _FIRST_WORD.match(sql)
+    return match.group(1).upper() if match else ""
+
+
+def _kind(node) -> str:
+    """A statement's name for a refusal reason (``DELETE``, ``PRAGMA``, ``LOAD``...)."""
+    from sqlglot import exp
+
+    if isinstance(node, exp.Command):
+        return str(node.this).upper()
+    return _STATEMENT_NAMES.get(type(node).__name__, type(node).__name__.upper())
+
+
+def _function_names(node) -> set[str]:
+    from sqlglot import exp
+
+    if isinstance(node, exp.Anonymous):
+        return {str(node.name).lower()}
+    names = {node.sql_name().lower()}
+    names.update(n.lower() for n in getattr(type(node), "_sql_names", []) or [])
+    return names
+
+
+def _denied_function(name: str) -> bool:
+    return (name in _DENIED_FUNCTIONS or name.startswith(_DENIED_PREFIXES) or name.endswith(_DENIED_SUFFIXES))
+
+
+def _check_node(node, sql: str) -> None:
+    """Raise UnsafeSQL for one forbidden node of the tree (statement, function, file reference)."""
+    from sqlglot import exp
+
+    name = type(node).__name__
+    if name in _FORBIDDEN_NODES and isinstance(node, getattr(exp, name)):
+        raise UnsafeSQL(f"{_kind(node)} inside the query")
+    if isinstance(node, exp.Func):
+        for fname in _function_names(node):
+            if _denied_function(fname):
+                raise UnsafeSQL(f"function {fname}() can read or write files, the network or the environment")
+        parent = node.parent
+        if isinstance(parent, exp.Dot) and str(parent.this.name if hasattr(parent.this, "name") else "").lower() \
+                .startswith("fts"):
+            raise UnsafeSQL(f"full-text-search function {parent.this.name}.{node.name}()")
+    if isinstance(node, exp.Table):
+        if isinstance(node.this, exp.Func) and str(node.args.get("db") or "").lower().startswith("fts"):
+            raise UnsafeSQL(f"full-text-search function {node.args['db']}.{node.this.sql()}")
+        ident = node.this
+        if isinstance(ident, exp.Identifier):
+            start = ident.meta.get("start") if ident.meta else None
+            if start is not None and 0 <= start < len(sql) and sql[start] == "'":
+                raise UnsafeSQL(f"string-literal table reference '{ident.name}' (DuckDB reads it as a file)")
+            if _FILE_NAME.search(ident.name):
+                raise UnsafeSQL(f"table reference {ident.name!r} looks like a file or URL (DuckDB would read it)")
+
+
+def _statement_text(sql: str, dialect: str) -> str:
+    """``sql`` up to its last token that is not a semicolon (trailing ``;`` and comments dropped)."""
+    import sqlglot
+
+    try:
+        tokens = sqlglot.Dialect.get_or_raise(dialect).tokenize(sql)
+    except Exception:  # noqa: BLE001 - parse succeeded, so the tokenizer will too; be safe anyway
+        return sql.strip().rstrip(";").strip()
+    from sqlglot.tokens import TokenType
+
+    while tokens and tokens[-1].token_type == TokenType.SEMICOLON:
+        tokens.pop()
+    return sql[: tokens[-1].end + 1].strip() if tokens else sql.strip()
+
+
+def _unparseable_reason(sql: str, dialect: str, exc: Exception) -> str:
+    """Why SQL sqlglot cannot parse is refused: a statement keyword or a denied function when one is
+    visible (``EXPORT DATABASE``, ``glob(...)`` in SQLite), else ``cannot parse: <sqlglot message>``."""
+    import sqlglot
+    from sqlglot.tokens import TokenType
+
+    word = _first_word(sql)
+    if word in _NON_QUERY_WORDS:
+        return f"{word} statement (not a query)"
+    try:
+        tokens = sqlglot.Dialect.get_or_raise(dialect).tokenize(sql)
+    except Exception:  # noqa: BLE001 - the tokenizer failing is reported as the parse error below
+        tokens = []
+    for tok, nxt in zip(tokens, tokens[1:]):
+        if nxt.token_type == TokenType.L_PAREN and _denied_function(tok.text.lower()):
+            return f"function {tok.text.lower()}() can read or write files, the network or the environment"
+    message = " ".join(_ANSI.sub("", str(exc)).split())
+    return f"cannot parse: {message}"
+
+
+def check_read_only(sql: str, dialect: str) -> str:
+    """Return the single read-only statement in ``sql`` or raise :class:`UnsafeSQL`.
+
+    Args:
+        sql: SQL text (one statement; a trailing semicolon and trailing comments are fine).
+        dialect: ``sqlite``, ``duckdb`` or ``snowflake`` (sqlglot dialect names).
+
+    Returns:
+        The statement as given, without the trailing semicolon (and comments after it).
+
+    Raises:
+        UnsafeSQL: empty input, unparseable SQL, more than one statement, anything but a query, a
+            write/DDL/command anywhere in the tree, a file/network/environment function, or a
+            file-path table reference; ``reason`` names what was found.
+        DbrouterError: ``dialect`` is not one of :data:`DIALECTS`.
+    """
+    from sqlglot import exp
+    from sqlglot.errors import SqlglotError
+
+    if dialect not in DIALECTS:
+        raise DbrouterError(f"unknown SQL dialect {dialect!r}: use one of {', '.join(DIALECTS)}")
+    if not isinstance(sql, str) or not sql.strip():
+        raise UnsafeSQL("empty SQL (no statement given)")
+    try:
+        statements = _parse(sql, dialect)
+    except SqlglotError as exc:
+        raise UnsafeSQL(_unparseable_reason(sql, dialect, exc)) from None
+    if not statements:
+        raise UnsafeSQL("empty SQL (only comments or semicolons)")
+    if len(statements) > 1:
+        kinds = ", ".join(_kind(s) if not isinstance(s, (exp.Select, exp.SetOperation)) else "SELECT"
+                          for s in statements)
+        raise UnsafeSQL(f"multiple statements ({len(statements)}: {kinds}); only one may run")
+    root = statements[0]
+    while isinstance(root, exp.Subquery):
+        root = root.this
+    if not isinstance(root, (exp.Select, exp.SetOperation)):
+        name = type(root).__name__
+        kind = _kind(root) if name in _STATEMENT_NAMES or name == "Values" else (_first_word(sql) or name.upper())
+        raise UnsafeSQL(f"{kind} statement (not a query)")
+    for node in statements[0].walk():
+        _check_node(node, sql)
+    return _statement_text(sql, dialect)
+
+
+def has_order_by(sql: str, dialect: str) -> bool:
+    """True when the outermost query of ``sql`` has an ORDER BY.
+
+    Args:
+        sql: one query.
+        dialect: sqlglot dialect.
+
+    Returns:
+        Whether the outermost SELECT / set operation (or a parenthesised query around it) is
+        ordered; False when the SQL cannot be parsed.
+    """
+    from sqlglot import exp
+
+    try:
+        statements = _parse(sql, dialect)
+    except Exception:  # noqa: BLE001 - unparseable SQL is simply not known to be ordered
+        return False
+    if not statements:
+        return False
+    node = statements[0]
+    while True:
+        if node.args.get("order") is not None:
+            return True
+        if not isinstance(node, exp.Subquery):
+            return False
+        node = node.this
+
+
+class UnsafeSQL(DbrouterError):
+    """The SQL is not a single read-only SELECT; ``reason`` says what was refused."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(f"refused to run this SQL: {reason}. Only one read-only SELECT (WITH ... SELECT, UNION) runs")
+        self.reason = reason
+

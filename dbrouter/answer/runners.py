@@ -1,0 +1,263 @@
+"""Running generated SQL on a user's database, read-only, bounded in time and rows.
+
+Only one read-only statement ever runs. Three layers, each enough on its own for the common cases:
+
+1. :func:`check_read_only` parses the SQL with sqlglot and refuses anything but one SELECT
+   (``WITH ... SELECT``, ``UNION``/``INTERSECT``/``EXCEPT``): no DML/DDL anywhere in the tree (also
+   data-modifying CTEs), no PRAGMA/ATTACH/COPY/SET/... commands, no function that reads files, the
+   network or the environment, no DuckDB file-path table references (``FROM 'data.csv'``).
+2. :func:`execute` checks again with the engine's own parser where it has one (DuckDB
+   ``extract_statements`` must find exactly one SELECT; Python's sqlite3 refuses a second statement).
+3. The connection cannot write: SQLite opens the file with a ``mode=ro`` URI, ``PRAGMA query_only``
+   and an authorizer allowing only reads; DuckDB opens it ``read_only=True`` with external access
+   (files, network, extensions) disabled and the configuration locked.
+
+A timeout (SQLite progress handler, DuckDB ``interrupt()`` from a timer) and a row cap bound the work.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+import time
+import urllib.parse
+from pathlib import Path
+
+from dbrouter.answer.guard import UnsafeSQL, check_read_only
+from dbrouter.answer.results import COUNT_FACTOR, QueryResult
+from dbrouter.errors import DbrouterError
+from dbrouter.sources.base import Target
+from dbrouter.sources.duckdb import open_duckdb_source
+from dbrouter.sources.registry import source_type
+
+BATCH = 500
+
+
+# ---------------------------------------------------------------------------------------------
+# target_for
+
+
+def target_for(con, db_id: str) -> Target:
+    """The executable source of ``db_id`` from ``kb_databases`` (source_type/source_path).
+
+    Args:
+        con: KB connection from :func:`dbrouter.connect`.
+        db_id: a database of the knowledge base.
+
+    Returns:
+        The :class:`Target` (``sqlite`` or ``duckdb`` file) SQL for ``db_id`` runs on.
+
+    Raises:
+        DbrouterError: ``db_id`` is not in the knowledge base (the message names close db_ids).
+        NoDataSource: the database was ingested without data (schema file) or its file is gone.
+    """
+    from dbrouter.retrieval import require_database
+
+    require_database(con, db_id)
+    kind, path = con.execute("select source_type, source_path from kb_databases where db_id = ?", [db_id]).fetchone()
+    return source_type(kind).target(db_id, path)
+
+
+
+
+# ---------------------------------------------------------------------------------------------
+# execute
+
+# SQLite functions touching files or extensions (the CLI's readfile/writefile/edit/fsdir/zipfile, an
+# application's load_extension, fts3_tokenizer); not _denied_function: SQLite's glob() is `x GLOB 'p*'`.
+_SQLITE_DENIED_FUNCTIONS = {"load_extension", "readfile", "writefile", "edit", "fts3_tokenizer", "fsdir", "zipfile",
+                            "sqlar_compress", "sqlar_uncompress", "shell", "system"}
+_SQLITE_ALLOWED = {sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_FUNCTION, sqlite3.SQLITE_RECURSIVE}
+
+
+def _sqlite_authorizer(action: int, arg1, arg2, _db, _trigger) -> int:
+    """Allow reads only: no write, ATTACH, PRAGMA, transaction, or file/extension function."""
+    if action not in _SQLITE_ALLOWED:
+        return sqlite3.SQLITE_DENY
+    if action == sqlite3.SQLITE_FUNCTION and str(arg2 or "").lower() in _SQLITE_DENIED_FUNCTIONS:
+        return sqlite3.SQLITE_DENY
+    return sqlite3.SQLITE_OK
+
+
+def _collect(cursor, result: QueryResult, row_cap: int) -> None:
+    """Fetch ``cursor`` in batches: keep ``row_cap`` rows, count up to ``COUNT_FACTOR * row_cap``."""
+    limit = COUNT_FACTOR * max(row_cap, 1)
+    while True:
+        batch = cursor.fetchmany(BATCH)
+        if not batch:
+            break
+        room = row_cap - len(result.rows)
+        if room > 0:
+            result.rows.extend(tuple(r) for r in batch[:room])
+        result.total_rows += len(batch)
+        if result.total_rows >= limit:
+            result.total_capped = cursor.fetchmany(1) != []
+            break
+    result.truncated = result.total_rows > len(result.rows)
+
+
+def _timed_out(result: QueryResult, timeout: float) -> QueryResult:
+    result.rows, result.total_rows, result.truncated, result.total_capped = [], 0, False, False
+    result.timed_out = True
+    result.error = f"SQL execution timed out after {timeout:g} seconds"
+    return result
+
+
+def _missing(path: Path, kind: str) -> QueryResult | None:
+    if Path(path).is_file():
+        return None
+    return QueryResult(error=f"{kind} database file {path} not found: restore it, or fix its path in the sources "
+                             "file and build again")
+
+
+def run_sqlite(path: Path, sql: str, timeout: float, row_cap: int) -> QueryResult:
+    """Low-level runner: run ``sql`` as is on a read-only SQLite connection (no SQL check: use :func:`execute`).
+
+    The file is opened with a ``mode=ro`` URI, ``PRAGMA query_only=ON`` and an authorizer that
+    allows only reads, so even a write statement that reaches it fails.
+
+    Args:
+        path: the SQLite file.
+        sql: one statement.
+        timeout: seconds before a progress handler aborts the statement.
+        row_cap: rows kept.
+
+    Returns:
+        The :class:`QueryResult` (database errors and timeouts in ``error``).
+    """
+    missing = _missing(path, "SQLite")
+    if missing:
+        return missing
+    result = QueryResult()
+    start = time.monotonic()
+    deadline = start + timeout
+    expired = []
+
+    def progress() -> int:
+        if time.monotonic() > deadline:
+            expired.append(True)
+            return 1
+        return 0
+
+    con = None
+    try:
+        con = sqlite3.connect(f"file:{urllib.parse.quote(str(Path(path).resolve()))}?mode=ro", uri=True)
+        con.text_factory = lambda b: b.decode("utf-8", errors="replace")
+        con.execute("PRAGMA query_only=ON")
+        con.set_authorizer(_sqlite_authorizer)
+        con.set_progress_handler(progress, 1000)
+        cursor = con.execute(sql)
+        result.columns = [d[0] for d in cursor.description or []]
+        _collect(cursor, result, row_cap)
+    except (sqlite3.Error, sqlite3.Warning, ValueError, OverflowError) as exc:
+        if expired:
+            _timed_out(result, timeout)
+        else:
+            result.error = str(exc)
+            result.rows, result.total_rows, result.truncated = [], 0, False
+    finally:
+        if con is not None:
+            con.close()
+    result.seconds = time.monotonic() - start
+    return result
+
+
+def _duckdb_open_error(path: Path, exc: Exception) -> str:
+    text = str(exc)
+    if "lock" in text.lower():
+        return (f"DuckDB file {path} is locked by another process that has it open for writing: close that "
+                f"program (or wait for it to finish) and run the query again ({text})")
+    if "different configuration" in text.lower():
+        return (f"DuckDB file {path} is already open in this process with another configuration (read-write): "
+                f"close that connection first ({text})")
+    return f"cannot open {path} as DuckDB: {text}"
+
+
+def run_duckdb(path: Path, sql: str, timeout: float, row_cap: int, require_select: bool = True) -> QueryResult:
+    """Low-level runner: run ``sql`` on a read-only DuckDB connection (use :func:`execute`, which checks the SQL).
+
+    The file is opened ``read_only=True`` with external access and extension loading disabled and
+    the configuration locked, so a write, ATTACH, COPY or file read that reaches it fails.
+
+    Args:
+        path: the DuckDB file.
+        sql: one statement.
+        timeout: seconds before a timer interrupts the statement.
+        row_cap: rows kept.
+        require_select: also ask DuckDB's own parser that ``sql`` is exactly one SELECT (False only
+            to test the connection's own protection).
+
+    Returns:
+        The :class:`QueryResult` (database errors, refusals and timeouts in ``error``).
+    """
+    import duckdb
+
+    missing = _missing(path, "DuckDB")
+    if missing:
+        return missing
+    try:
+        con = open_duckdb_source(path)
+    except duckdb.Error as exc:
+        return QueryResult(error=_duckdb_open_error(Path(path), exc))
+    result = QueryResult()
+    fired = threading.Event()
+
+    def interrupt() -> None:
+        fired.set()
+        con.interrupt()
+
+    timer = threading.Timer(timeout, interrupt)
+    start = time.monotonic()
+    try:
+        if require_select:
+            statements = con.extract_statements(sql)
+            if len(statements) != 1 or statements[0].type != duckdb.StatementType.SELECT:
+                kinds = ", ".join(s.type.name for s in statements)
+                raise UnsafeSQL(f"DuckDB reads this as {len(statements)} statement(s) of type {kinds or 'none'}")
+        timer.start()
+        cursor = con.execute(sql)
+        result.columns = [d[0] for d in cursor.description or []]
+        _collect(cursor, result, row_cap)
+    except duckdb.Error as exc:
+        if fired.is_set() or isinstance(exc, duckdb.InterruptException):
+            _timed_out(result, timeout)
+        else:
+            result.error = str(exc)
+            result.rows, result.total_rows, result.truncated = [], 0, False
+    finally:
+        timer.cancel()
+        con.close()
+    result.seconds = time.monotonic() - start
+    return result
+
+
+def execute(target: Target, sql: str, timeout: float = 30.0, row_cap: int = 1000) -> QueryResult:
+    """Check and run ``sql`` read-only on ``target`` (errors returned in ``QueryResult.error``).
+
+    Args:
+        target: the database (from :func:`target_for` or :func:`dbrouter.eval.dumps.targets`).
+        sql: one SELECT in the target's dialect.
+        timeout: seconds before the statement is stopped (``timed_out`` set).
+        row_cap: rows kept in ``QueryResult.rows``; more are counted (up to ``COUNT_FACTOR`` times).
+
+    Returns:
+        The :class:`QueryResult`; a database error, a timeout, a missing or locked file is in ``error``.
+
+    Raises:
+        UnsafeSQL: the SQL is not one read-only SELECT (nothing ran).
+        DbrouterError: ``target.kind`` is not sqlite/duckdb, or timeout/row_cap are not positive.
+    """
+    if target.kind not in ("sqlite", "duckdb"):
+        raise DbrouterError(f"cannot run SQL on a {target.kind!r} target ({target.db_id}): only sqlite and duckdb")
+    if not (isinstance(timeout, (int, float)) and timeout > 0):
+        raise DbrouterError(f"timeout must be a positive number of seconds, not {timeout!r}")
+    if not (isinstance(row_cap, int) and row_cap >= 0):
+        raise DbrouterError(f"row_cap must be a non-negative integer, not {row_cap!r}")
+    statement = check_read_only(sql, target.dialect)
+    if target.kind == "sqlite":
+        return run_sqlite(target.path, statement, timeout, row_cap)
+    return run_duckdb(target.path, statement, timeout, row_cap)
+
+
+
+

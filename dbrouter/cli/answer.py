@@ -1,0 +1,106 @@
+"""`dbrouter ask | link`: from a question to the tables it needs and the SQL that answers it."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+import duckdb
+
+from dbrouter.answer.ask import LINKERS, ask, check_question, format_answer
+from dbrouter.answer.runners import target_for
+from dbrouter.cli.common import add_common, connect_kb
+from dbrouter.console import err, shown
+from dbrouter.errors import USER_ERRORS, DbrouterError
+from dbrouter.linking.columns import render_schema
+from dbrouter.linking.linker import link
+from dbrouter.llm import LLMClient
+from dbrouter.routing.route import route
+from dbrouter.sources.base import NoDataSource
+
+
+def cmd_ask(args) -> int:
+    """`ask`: answer a question with SQL. Exit 0 answered, 2 SQL generation needs an LLM, 1 an error."""
+
+    try:
+        llm = LLMClient.from_env()
+        con = connect_kb(args)
+        try:
+            answer = ask(con, args.question, args.db, args.linker, llm, args.candidates, args.repair_turns)
+        finally:
+            con.close()
+    except USER_ERRORS as exc:
+        err(f"dbrouter: error: {exc}")
+        return 1
+    except duckdb.Error as exc:
+        err(f"dbrouter: error: the warehouse query failed: {' '.join(str(exc).split())}. Check the embedder "
+            "(the one the knowledge base was built with) or rebuild the warehouse with `dbrouter build`")
+        return 1
+    print(json.dumps(answer.to_json(), default=str) if args.json else format_answer(answer), flush=True)
+    if answer.status == "ok":
+        return 0
+    err(f"dbrouter: {'error: ' if answer.status != 'needs_llm' else ''}{shown(answer.error)}")
+    return 2 if answer.status == "needs_llm" else 1
+
+
+def cmd_link(args) -> int:
+    """`link`: the tables and columns a question needs, as the prompt-ready schema text (or JSON)."""
+    question = check_question(args.question)
+    con = connect_kb(args)
+    try:
+        db = args.db
+        if db is None:
+            result = route(con, question, k=1)
+            if not result.candidates:
+                raise DbrouterError(f"no database to link against: {result.reason or 'routing ranked none'}")
+            db = result.best
+            err(f"routed to {db} (pass --db to choose)")
+        linked = _linked(con, question, db, args.linker)
+        text = render_schema(con, db, linked.columns)
+    finally:
+        con.close()
+    for note in linked.notes:
+        err(f"dbrouter: {note}")
+    if args.json:
+        print(json.dumps({"db_id": db, "method": linked.method, "columns": linked.names, "tables": linked.tables,
+                          "schema": text, "llm_calls": linked.llm_calls, "notes": linked.notes}))
+    else:
+        print(text)
+    return 0
+
+
+def _linked(con, question: str, db: str, linker: str):
+    """Link with the chosen linker; the agent gets the database's data source when it has one."""
+    llm = LLMClient.from_env() if linker == "agent" else None
+    target = None
+    if llm is not None:
+        try:
+            target = target_for(con, db)
+        except NoDataSource as exc:
+            err(f"dbrouter: {exc}; the agent links without exploring data")
+    return link(con, question, db, linker, llm, target)
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """``ask`` and ``link``."""
+    sp = sub.add_parser("ask", help="answer a question with SQL on the database routing picks (or --db); "
+                        "exit 0 answered, 2 needs an LLM, 1 error")
+    add_common(sp)
+    sp.add_argument("question", nargs="?")
+    sp.add_argument("--db", help="answer from this database (default: route the question)")
+    sp.add_argument("--linker", choices=LINKERS, default="retrieval",
+                    help="schema linking: LLM-free retrieval (default) or the agent (needs an LLM)")
+    sp.add_argument("--candidates", type=int, default=5, help="SQL candidates to sample and vote on (default 5)")
+    sp.add_argument("--repair-turns", type=int, default=3,
+                    help="times a failing candidate gets its error back to fix it (default 3)")
+    sp.add_argument("--json", action="store_true", help="print the answer as one JSON object")
+    sp.set_defaults(func=cmd_ask)
+
+    sp = sub.add_parser("link", help="schema linking: the tables and columns a question needs (prompt-ready text)")
+    add_common(sp)
+    sp.add_argument("question", nargs="?")
+    sp.add_argument("--db", help="the database (default: route the question)")
+    sp.add_argument("--linker", choices=LINKERS, default="retrieval",
+                    help="LLM-free retrieval linker (default) or the agent (needs an LLM)")
+    sp.add_argument("--json", action="store_true", help="print one JSON object")
+    sp.set_defaults(func=cmd_link)

@@ -1,0 +1,260 @@
+"""`dbrouter eval ...`: the benchmarks, each a row of :data:`EVALS` (name, help, its own options, runner).
+
+Every evaluation prints its report (``--json``: one line per setting) and records its block in
+``--write`` (BENCHMARKS.md) through :func:`dbrouter.eval.publish.publish`. The evaluation modules
+are imported when the command runs: they pull numpy, psycopg and the benchmark loaders (~0.4 s of
+start-up that `dbrouter route` should not pay).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from dbrouter.cli.common import DEFAULT_WAREHOUSE, add_embedder, warehouse_path
+from dbrouter.errors import DbrouterError
+from dbrouter.kb.connect import ROUTE_PATHS
+
+BENCHMARK_OPTIONS = ("benchmark", "workdir")
+
+
+@dataclass(frozen=True)
+class EvalCommand:
+    """One ``dbrouter eval`` subcommand.
+
+    Attributes:
+        name: the subcommand.
+        help: its one-line help.
+        run: the evaluation; returns ``(reports, limit)``: the reports to publish and the ``--limit``
+            they were measured under (None: whole splits).
+        options: adds the subcommand's own options.
+        benchmark: takes ``--benchmark`` and ``--workdir``.
+        limit: takes ``--limit`` (smoke runs, not recorded).
+    """
+
+    name: str
+    help: str
+    run: Callable[[argparse.Namespace], tuple[list[Any], int | None]]
+    options: Callable[[argparse.ArgumentParser], None] = lambda sp: None
+    benchmark: bool = True
+    limit: bool = False
+
+
+def benchmark_path(args: argparse.Namespace) -> Path:
+    """``--benchmark`` or ``$DBROUTER_BENCHMARK``."""
+    path = args.benchmark or os.environ.get("DBROUTER_BENCHMARK")
+    if not path:
+        raise DbrouterError("give --benchmark DIR (or set DBROUTER_BENCHMARK), e.g. ../shared/benchmarks/spider-route")
+    return Path(path)
+
+
+def bench_arg(args: argparse.Namespace) -> str:
+    """How the benchmark was named on the command line, for the recorded command."""
+    return args.benchmark or "$DBROUTER_BENCHMARK"
+
+
+def _bench(args: argparse.Namespace):
+    from dbrouter.eval.benchmark import load_benchmark
+
+    return load_benchmark(benchmark_path(args))
+
+
+def run_route(args: argparse.Namespace) -> tuple[list[Any], int | None]:
+    """Routing accuracy and latency, per setting."""
+    from dbrouter.eval.benchmark import SETTINGS
+    from dbrouter.eval.route import eval_route, route_report
+
+    bench = _bench(args)
+    workdir = Path(args.workdir) / bench.name
+    workdir.mkdir(parents=True, exist_ok=True)
+    reports = []
+    for setting in SETTINGS if args.setting == "all" else [args.setting]:
+        m = eval_route(bench, setting, workdir, args.embedder, args.limit, path=args.path, values=args.values)
+        command = (f"dbrouter eval route --benchmark {bench_arg(args)} --setting {setting}"
+                   + (" --path sql" if args.path == "sql" else "") + (" --values" if args.values else ""))
+        reports.append(route_report(m, command))
+    return reports, args.limit
+
+
+def route_options(sp: argparse.ArgumentParser) -> None:
+    sp.add_argument("--setting", default="in-domain", choices=["in-domain", "schema-only", "cross-domain", "all"])
+    sp.add_argument("--path", default="udf", choices=ROUTE_PATHS,
+                    help="udf: route_query_ranked_udf through dbrouter.connect (default); sql: "
+                         "route_query_ranked_sql on a plain DuckDB connection that registered nothing")
+    sp.add_argument("--values", action="store_true",
+                    help="give the KB sample values read from the benchmark's SQL dumps (sql/<db_id>.sql)")
+
+
+def run_abstain(args: argparse.Namespace) -> tuple[list[Any], int | None]:
+    """Abstention: out-of-repository questions refused, the in-repository R@1 it costs."""
+    from dbrouter.eval.abstain import abstain_report, eval_abstain
+
+    bench = _bench(args)
+    m = eval_abstain(bench, Path(args.workdir) / bench.name, args.embedder, limit=args.limit)
+    return [abstain_report(m, f"dbrouter eval abstain --benchmark {bench_arg(args)}")], args.limit
+
+
+def run_build(args: argparse.Namespace) -> tuple[list[Any], int | None]:
+    """KB build, no-op rebuild, one-database change."""
+    from dbrouter.eval.build import build_report, run_build_benchmark
+
+    bench = _bench(args)
+    result = run_build_benchmark(bench, Path(args.workdir) / f"{bench.name}-build", args.embedder)
+    return [build_report(result, f"dbrouter eval build --benchmark {bench_arg(args)}")], None
+
+
+def run_scale(args: argparse.Namespace) -> tuple[list[Any], int | None]:
+    """A synthetic repository of many databases: build, latency, memory."""
+    from dbrouter.eval.benchmark import load_benchmark
+    from dbrouter.eval.scale import run_scale as scale
+    from dbrouter.eval.scale import scale_report
+
+    sources = args.benchmark.split(",") if args.benchmark else [os.environ.get("DBROUTER_BENCHMARK", "")]
+    if not all(sources):
+        raise DbrouterError("give --benchmark DIR[,DIR...] (or set DBROUTER_BENCHMARK): real schemas to synthesise from")
+    questions = [q.question for s in sources for q in load_benchmark(s).test]
+    questions = random.Random(0).sample(questions, min(200, len(questions)))
+    command = f"dbrouter eval scale --benchmark {args.benchmark} --databases {args.databases}" + (
+        f" --embedder {args.embedder}" if args.embedder else "")
+    result = scale([Path(s) for s in sources], args.databases, Path(args.workdir) / f"scale-{args.databases}",
+                   args.embedder, questions)
+    return [scale_report(result, command)], None
+
+
+def run_link(args: argparse.Namespace) -> tuple[list[Any], int | None]:
+    """Strict recall of the LLM-free linker vs top-k retrieval, gold database given."""
+    from dbrouter.eval.link import eval_link, link_report
+
+    bench = _bench(args)
+    result = eval_link(bench, Path(args.workdir) / f"{bench.name}-link", args.embedder, args.limit)
+    return [link_report(result, f"dbrouter eval link --benchmark {bench_arg(args)}")], args.limit
+
+
+def run_sql(args: argparse.Namespace) -> tuple[list[Any], int | None]:
+    """Execution accuracy of the generated SQL; needs an LLM (checked before anything is built)."""
+    from dbrouter.eval.sql import NO_LLM, eval_sql, sql_report
+    from dbrouter.llm import LLMClient
+
+    llm = LLMClient.from_env()
+    if llm is None:
+        raise DbrouterError(NO_LLM)
+    bench = _bench(args)
+    result = eval_sql(bench, Path(args.workdir) / f"{bench.name}-sql", args.embedder, llm, args.limit,
+                      args.candidates, args.repair_turns)
+    command = (f"dbrouter eval sql --benchmark {bench_arg(args)} --candidates {args.candidates} "
+               f"--repair-turns {args.repair_turns}")
+    return [sql_report(result, command)], args.limit
+
+
+def run_statements(args: argparse.Namespace) -> tuple[list[Any], int | None]:
+    """Statement retrieval: SbR vs cosine vs BM25."""
+    from dbrouter.eval.statements import eval_statements, statements_report
+
+    bench = _bench(args)
+    result = eval_statements(bench, Path(args.workdir) / f"{bench.name}-statements", args.embedder, args.limit)
+    return [statements_report(result, f"dbrouter eval statements --benchmark {bench_arg(args)}")], args.limit
+
+
+def run_examples(args: argparse.Namespace) -> tuple[list[Any], int | None]:
+    """The example cascade: per-stage firing and precision."""
+    from dbrouter.eval.examples import eval_examples, examples_report
+
+    bench = _bench(args)
+    result = eval_examples(bench, Path(args.workdir) / f"{bench.name}-examples", args.embedder, args.limit)
+    return [examples_report(result, f"dbrouter eval examples --benchmark {bench_arg(args)}")], args.limit
+
+
+def run_serve(args: argparse.Namespace) -> tuple[list[Any], int | None]:
+    """Throughput and latency of route_query through `dbrouter serve` (concurrent psycopg clients)."""
+    from dbrouter.eval.serve import run_serve_load, serve_report
+
+    result = run_serve_load(warehouse_path(args), args.requests, args.clients)
+    command = (f"dbrouter eval serve --warehouse {warehouse_path(args)} --requests {args.requests} "
+               f"--clients {args.clients}")
+    return [serve_report(result, command)], None
+
+
+def serve_options(sp: argparse.ArgumentParser) -> None:
+    sp.add_argument("--warehouse", help=f"a built KB with example questions (default $DBROUTER_WAREHOUSE or "
+                    f"{DEFAULT_WAREHOUSE})")
+    sp.add_argument("--requests", type=int, default=200, help="requests in all (default 200)")
+    sp.add_argument("--clients", type=int, default=4, help="concurrent psycopg clients (default 4)")
+
+
+def run_firstrun(args: argparse.Namespace) -> tuple[list[Any], int | None]:
+    """Distillation, first build, cold `dbrouter route`, warm route_query, in fresh processes."""
+    from dbrouter.eval.firstrun import firstrun_report
+    from dbrouter.eval.firstrun import run_firstrun as firstrun
+    from python_udfs.embeddings import resolve_embedder_name
+
+    embedder = resolve_embedder_name(args.embedder)
+    result = firstrun(Path(args.sources), Path(args.workdir), embedder, args.runs, args.distill)
+    command = (f"dbrouter eval firstrun --sources {args.sources} --runs {args.runs}"
+               f"{' --distill' if args.distill else ''}{f' --embedder {args.embedder}' if args.embedder else ''}")
+    return [firstrun_report(result, command)], None
+
+
+def firstrun_options(sp: argparse.ArgumentParser) -> None:
+    sp.add_argument("--sources", default="demo/sources.yml", help="sources file to build (default demo/sources.yml)")
+    sp.add_argument("--workdir", default=".dbrouter/eval/firstrun", help="scratch directory (warehouse, model cache)")
+    sp.add_argument("--runs", type=int, default=5, help="cold `dbrouter route` processes (default 5)")
+    sp.add_argument("--distill", action="store_true", help="also time the one-time distillation (empty model cache)")
+
+
+def _scale_options(sp: argparse.ArgumentParser) -> None:
+    sp.add_argument("--databases", type=int, default=10_000, help="synthetic databases (default 10000)")
+
+
+def _sql_options(sp: argparse.ArgumentParser) -> None:
+    sp.add_argument("--candidates", type=int, default=5, help="SQL candidates per question (default 5)")
+    sp.add_argument("--repair-turns", type=int, default=3, help="repair turns per candidate (default 3)")
+
+
+EVALS: tuple[EvalCommand, ...] = (
+    EvalCommand("route", "routing accuracy and latency", run_route, route_options, limit=True),
+    EvalCommand("build", "KB build, no-op rebuild, one-database change", run_build),
+    EvalCommand("scale", "synthetic repository of many databases: build, latency, memory", run_scale, _scale_options),
+    EvalCommand("statements", "statement retrieval: SbR vs cosine vs BM25", run_statements, limit=True),
+    EvalCommand("examples", "example cascade: per-stage firing and precision", run_examples, limit=True),
+    EvalCommand("link", "schema linking strict recall (SRR), gold database given", run_link, limit=True),
+    EvalCommand("abstain", "abstention: out-of-repository questions refused, in-repository R@1 it costs",
+                run_abstain, limit=True),
+    EvalCommand("sql", "execution accuracy (EX) of generated SQL; needs an LLM", run_sql, _sql_options, limit=True),
+    EvalCommand("serve", "load test of `dbrouter serve`: route_query throughput and p50/p95 latency", run_serve,
+                serve_options, benchmark=False),
+    EvalCommand("firstrun", "what a new user waits for: distillation, first build, cold and warm routing, in fresh "
+                "processes", run_firstrun, firstrun_options, benchmark=False),
+)
+"""Every evaluation, in the order `dbrouter eval --help` lists them."""
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    """Run the chosen evaluation, then print and record each of its reports."""
+    from dbrouter.eval.publish import publish
+
+    reports, limit = args.eval.run(args)
+    for report in reports:
+        publish(report, args.json, Path(args.write) if args.write else None, limit)
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """``eval <name>`` for every row of :data:`EVALS`, with the options they share."""
+    ev = sub.add_parser("eval", help="benchmarks (results go to BENCHMARKS.md)")
+    evsub = ev.add_subparsers(dest="eval_command", required=True)
+    for command in EVALS:
+        sp = evsub.add_parser(command.name, help=command.help)
+        if command.benchmark:
+            sp.add_argument("--benchmark", help="benchmark directory (or $DBROUTER_BENCHMARK)")
+            sp.add_argument("--workdir", default=".dbrouter/eval", help="where evaluation warehouses live")
+        add_embedder(sp)
+        sp.add_argument("--write", default="BENCHMARKS.md", help="markdown file to record results in ('' to skip)")
+        sp.add_argument("--json", action="store_true", help="print one JSON line per report")
+        if command.limit:
+            sp.add_argument("--limit", type=int, help="only the first N test questions (smoke runs; not recorded)")
+        command.options(sp)
+        sp.set_defaults(func=cmd_eval, eval=command)

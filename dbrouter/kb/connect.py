@@ -1,0 +1,144 @@
+"""Open the warehouse from plain Python with dbrouter's UDFs registered."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from dbrouter.errors import EmbedderMismatch, WarehouseError
+
+ROUTE_PATHS = ("udf", "sql")
+
+
+def connect(path: str | Path, read_only: bool = True, embedder: str | None = None, route_path: str = "udf"):
+    """Open a DuckDB warehouse built by ``dbrouter build`` and register the UDFs.
+
+    The knowledge base records which embedder made its vectors; that is the embedder this
+    connection registers. Asking for another one (``embedder`` or ``$DBROUTER_EMBEDDER``) is an
+    error, because routing would compare vectors of two different models and find nothing.
+
+    The plain-named entry points (``route_query``, ``retrieve_examples``, ...) stored in the file
+    are the pure-SQL path, which any DuckDB client can call; this connection gets ``route_path``'s
+    (see :func:`use_route_path`). ``route_query_udf`` / ``route_query_sql`` & co. name a path
+    explicitly on any connection.
+
+    Args:
+        path: the warehouse file.
+        read_only: open read-only (default; routing never writes).
+        embedder: ``minilm``, ``m2v`` or ``hash``; default: the knowledge base's own embedder.
+        route_path: ``udf`` (default: the transformer question vector, measured better in
+            BENCHMARKS.md) or ``sql`` (what a plain DuckDB client gets).
+
+    Returns:
+        A ``duckdb.DuckDBPyConnection`` on which ``route_query`` & co. work.
+
+    Raises:
+        WarehouseError: the file does not exist, is locked by a writer, holds no knowledge base, or
+            ``route_path`` is unknown.
+        EmbedderMismatch: the asked-for embedder is not the one the knowledge base was built with.
+    """
+    import duckdb
+
+    if route_path not in ROUTE_PATHS:
+        raise WarehouseError(f"unknown route path {route_path!r}: choose one of {', '.join(ROUTE_PATHS)}")
+
+    from python_udfs.plugin import register_udfs
+
+    path = Path(path)
+    if not path.is_file():
+        raise WarehouseError(f"warehouse {path} not found: run `dbrouter build --sources ... --warehouse {path}` first")
+    try:
+        con = duckdb.connect(str(path), read_only=read_only)
+    except duckdb.IOException as exc:
+        if "lock" not in str(exc).lower():  # e.g. "not a valid DuckDB database file"
+            raise WarehouseError(f"cannot open {path} as a DuckDB warehouse: {exc}. Point --warehouse at the "
+                                 "file `dbrouter build` wrote") from exc
+        raise WarehouseError(f"cannot open {path}: {exc}. Another process (a running `dbrouter build`?) holds "
+                             "it for writing; retry when it has finished") from exc
+    except duckdb.Error as exc:
+        raise WarehouseError(f"cannot open {path} as a DuckDB warehouse: {exc}") from exc
+    try:
+        found = con.execute(
+            "select count(*) from duckdb_functions() where function_name = 'route_query_ranked'").fetchall()[0][0]
+        if not found:
+            raise WarehouseError(f"{path} has no route functions: run `dbrouter build` (dbt build) on it first")
+        register_udfs(con, _embedder_for(con, path, embedder))
+        use_route_path(con, route_path)
+    except BaseException:
+        con.close()
+        raise
+    return con
+
+
+def use_route_path(con, route_path: str) -> None:
+    """Make the plain-named entry points of this connection call one path's macros.
+
+    Temp macros (searched before the file's) shadow ``route_query``, ``route_query_json``,
+    ``route_query_ranked``, ..., ``retrieve_columns`` with ``<name>_<route_path>``; their text
+    comes from the knowledge base (:func:`route_path_ddl`). Temp macros belong to one connection:
+    a ``cursor()`` of it does not see them and needs its own call.
+
+    Args:
+        con: an open connection to a built warehouse (the UDFs registered for path ``udf``).
+        route_path: ``udf`` or ``sql``.
+
+    Raises:
+        WarehouseError: see :func:`route_path_ddl`.
+    """
+    ddl = route_path_ddl(con, route_path)
+    if ddl:
+        con.execute(ddl)
+
+
+def route_path_ddl(con, route_path: str) -> str | None:
+    """The CREATE TEMP MACRO statements that give a connection ``route_path``'s entry points.
+
+    Args:
+        con: an open connection to a built warehouse.
+        route_path: ``udf`` or ``sql``.
+
+    Returns:
+        The statements (from the KB's ``dbrouter_route_path_ddl``), or None for a knowledge base
+        built before the two paths, whose plain names already are the UDF path.
+
+    Raises:
+        WarehouseError: ``route_path`` is unknown, or ``sql`` is asked of a knowledge base that
+            has no pure-SQL path.
+    """
+    if route_path not in ROUTE_PATHS:
+        raise WarehouseError(f"unknown route path {route_path!r}: choose one of {', '.join(ROUTE_PATHS)}")
+    found = con.execute(
+        "select count(*) from duckdb_functions() where function_name = 'dbrouter_route_path_ddl'").fetchall()[0][0]
+    if not found:
+        if route_path == "sql":
+            raise WarehouseError("this knowledge base has no pure-SQL route path (built by an older dbrouter): "
+                                 "run `dbrouter build` again")
+        return None
+    return con.execute("select dbrouter_route_path_ddl(?)", [route_path]).fetchall()[0][0]
+
+
+def kb_embedders(con) -> list[str]:
+    """The embedder names the knowledge base's current vectors were made with (normally one).
+
+    Args:
+        con: an open DuckDB connection to a built warehouse.
+
+    Returns:
+        Sorted distinct ``embedding_model`` labels of ``kb_document_embeddings`` (empty: no vectors).
+    """
+    rows = con.execute("select distinct embedding_model from kb_document_embeddings order by 1").fetchall()
+    return [r[0] for r in rows if r[0]]
+
+
+def _embedder_for(con, path: Path, asked: str | None) -> str | None:
+    """The embedder to register: the KB's own; an explicit or environment choice must match it."""
+    built_with = kb_embedders(con)
+    source = "the embedder argument (--embedder)" if asked else "$DBROUTER_EMBEDDER"
+    asked = asked or os.environ.get("DBROUTER_EMBEDDER")
+    if not built_with:
+        return asked  # an empty KB: route_query_json reports that nothing is embedded
+    if asked and asked.strip().lower() not in built_with:
+        raise EmbedderMismatch(
+            f"{path} was built with embedder {', '.join(built_with)} but {source} asks for {asked!r}: "
+            f"use {built_with[0]!r} (or leave it unset), or rebuild with `dbrouter build --embedder {asked}`")
+    return built_with[0]

@@ -1,0 +1,509 @@
+"""`dbrouter serve`: the knowledge base over the Postgres wire protocol (psql, psycopg, BI tools).
+
+The protocol is spoken by `buenavista <https://github.com/jwills/buenavista>`_ (0.5); this module
+plugs dbrouter in behind it:
+
+- every query runs on a cursor of one read-only :func:`dbrouter.connect` connection (the UDFs
+  are registered, and each cursor gets the UDF path's ``route_query`` & co., see
+  :func:`dbrouter.kb.connect.use_route_path`), with external access off and the configuration locked;
+- only one read-only SELECT reaches DuckDB (:func:`dbrouter.answer.guard.check_read_only`); anything
+  else comes back as an ErrorResponse naming the reason, and the session goes on;
+- client probes do not break a session: ``SET``/``RESET``/``BEGIN``/``COMMIT``/``ROLLBACK``/
+  ``DISCARD`` get an empty CommandComplete, ``SHOW x`` one text row, ``select version()`` a
+  ``PostgreSQL ...`` string;
+- a rebuilt warehouse is picked up without restart: before each query the file's
+  ``(st_ino, st_mtime_ns)`` is compared with the open one (``dbrouter build`` ``os.replace``s a new
+  file over it) and, when it changed, the connection is reopened once the queries in flight are done.
+
+Fixes to buenavista 0.5 live here, in subclasses (nothing is monkeypatched): duckdb 2.0 removed
+``DuckDBPyConnection.fetch_record_batch``, which ``DuckDBSession.execute_sql`` calls for every
+result (``AttributeError``), so :class:`KBSession` fetches with ``relation.to_arrow_table()``;
+buenavista cannot type DuckDB arrays/structs/maps (``FLOAT[384]`` vectors), so those columns are
+cast to VARCHAR (DuckDB's own text form, e.g. ``[0.1, 0.2]``). :class:`KBHandler` adds severity and
+SQLSTATE to ErrorResponses, binds parameters as Postgres sends them (buenavista parses an untyped
+text parameter as a date), answers Describe with RowDescription or NoData, and refuses GSSAPI
+encryption like SSL.
+"""
+
+from __future__ import annotations
+
+import io
+import ipaddress
+import logging
+import os
+import re
+import socket
+import struct
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+from buenavista.backends.duckdb import DuckDBQueryResult
+from buenavista.core import BVType, Connection, Session, SimpleQueryResult
+from buenavista.postgres import BuenaVistaHandler, BuenaVistaServer, BVBuffer, ServerResponse
+
+from dbrouter.errors import USER_ERRORS, DbrouterError
+
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 5433
+QUERY_TIMEOUT = 60.0
+SERVER_VERSION = "14.0"
+_PLAIN_TYPES = {"boolean", "tinyint", "smallint", "integer", "bigint", "utinyint", "usmallint", "uinteger",
+                "float", "double", "decimal", "varchar", "date", "time", "timestamp", "blob"}
+_NO_OP = {"SET": "SET", "RESET": "RESET", "BEGIN": "BEGIN", "START": "BEGIN", "COMMIT": "COMMIT", "END": "COMMIT",
+          "ROLLBACK": "ROLLBACK", "ABORT": "ROLLBACK", "DISCARD": "DISCARD ALL", "DEALLOCATE": "DEALLOCATE"}
+_SHOW = {"transaction isolation level": "read committed", "transaction_isolation": "read committed",
+         "search_path": "main", "standard_conforming_strings": "on", "server_version": SERVER_VERSION,
+         "client_encoding": "UTF8", "datestyle": "ISO, MDY", "timezone": "UTC", "integer_datetimes": "on",
+         "max_identifier_length": "63", "server_encoding": "UTF8", "lc_collate": "C"}
+_VERSION = re.compile(r"^\s*select\s+(pg_catalog\s*\.\s*)?version\s*\(\s*\)\s*;?\s*$", re.IGNORECASE)
+_WORD = re.compile(r"^\s*([A-Za-z_]+)")
+_PLACEHOLDER = re.compile(r"\$(\d+)")
+SSL_REQUEST, GSSENC_REQUEST = 80877103, 80877104
+
+logging.getLogger("buenavista").setLevel(logging.CRITICAL)  # it logs every refused query as a traceback
+
+
+class ServeError(DbrouterError):
+    """The endpoint cannot start as asked (host, port, password)."""
+
+
+class QueryRefused(DbrouterError):
+    """A query the endpoint answers with an ErrorResponse; ``sqlstate`` is its Postgres error code."""
+
+    def __init__(self, message: str, sqlstate: str) -> None:
+        super().__init__(message)
+        self.sqlstate = sqlstate
+
+
+@dataclass(frozen=True)
+class ServeConfig:
+    """How to serve: the warehouse, the address, the optional password and the query timeout."""
+
+    warehouse: Path
+    host: str = DEFAULT_HOST
+    port: int = DEFAULT_PORT
+    password: str | None = None
+    allow_remote: bool = False
+    timeout: float = QUERY_TIMEOUT
+
+
+def is_loopback(host: str) -> bool:
+    """True for ``localhost`` and loopback addresses (127.0.0.0/8, ::1)."""
+    if host.strip().lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip()).is_loopback
+    except ValueError:
+        return False
+
+
+def check_host(host: str, allow_remote: bool) -> None:
+    """Refuse a non-loopback address unless ``--allow-remote`` was given.
+
+    Raises:
+        ServeError: ``host`` is not loopback and ``allow_remote`` is False.
+    """
+    if not allow_remote and not is_loopback(host):
+        raise ServeError(f"--host {host} is not a loopback address: serving the knowledge base beyond this machine "
+                         "needs --allow-remote (and set a password with --password-env VAR)")
+
+
+def password_from_env(var: str | None) -> str | None:
+    """The password in environment variable ``var`` (None when no ``--password-env``).
+
+    Raises:
+        ServeError: ``var`` is named but unset or empty.
+    """
+    if not var:
+        return None
+    value = os.environ.get(var)
+    if not value:
+        raise ServeError(f"--password-env {var}: the environment variable {var} is unset or empty; "
+                         f"export {var}=<password> first (the password is never taken from the command line)")
+    return value
+
+
+class _ReadWriteLock:
+    """Many queries at once, or one reopen of the warehouse alone."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._readers = 0
+        self._writing = False
+
+    def acquire_read(self) -> None:
+        with self._cond:
+            while self._writing:
+                self._cond.wait()
+            self._readers += 1
+
+    def release_read(self) -> None:
+        with self._cond:
+            self._readers -= 1
+            self._cond.notify_all()
+
+    def acquire_write(self) -> None:
+        with self._cond:
+            while self._writing:
+                self._cond.wait()
+            self._writing = True
+            while self._readers:
+                self._cond.wait()
+
+    def release_write(self) -> None:
+        with self._cond:
+            self._writing = False
+            self._cond.notify_all()
+
+
+def _file_identity(path: Path) -> tuple[int, int] | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return st.st_ino, st.st_mtime_ns
+
+
+class KnowledgeBase:
+    """The warehouse, opened read-only with the UDFs, reopened when ``dbrouter build`` replaced it."""
+
+    def __init__(self, path: Path, timeout: float = QUERY_TIMEOUT) -> None:
+        self.path = Path(path)
+        self.timeout = timeout
+        self.reopened = 0
+        self._lock = _ReadWriteLock()
+        self._con = None
+        self._identity = None
+        self._path_ddl: str | None = None
+        self._reopen(_file_identity(self.path))
+
+    def _reopen(self, identity) -> None:
+        """Close the open connection (DuckDB keeps one instance per path) and open the file anew."""
+        from dbrouter.kb.connect import connect, route_path_ddl
+
+        if self._con is not None:
+            self._con.close()
+            self._con = None
+        con = connect(self.path)
+        con.execute("SET enable_external_access=false")
+        con.execute("SET lock_configuration=true")
+        self._path_ddl = route_path_ddl(con, "udf")  # temp macros are per cursor: run on each
+        self._con, self._identity = con, identity
+
+    def refresh(self) -> bool:
+        """Reopen the warehouse when its file changed since it was opened; returns whether it did.
+
+        Raises:
+            WarehouseError: the new file cannot be opened (the next query tries again).
+        """
+        identity = _file_identity(self.path)
+        if identity == self._identity and self._con is not None:
+            return False
+        self._lock.acquire_write()
+        try:
+            if identity != self._identity or self._con is None:
+                self._reopen(identity)
+                self.reopened += 1
+                return True
+            return False
+        finally:
+            self._lock.release_write()
+
+    def query(self, sql: str, params=None):
+        """Run one checked SELECT on a fresh cursor; returns the result as a ``pyarrow.Table``.
+
+        Arrays, lists, structs, maps and other types buenavista cannot send are cast to VARCHAR.
+
+        Raises:
+            duckdb.Error: DuckDB refused or failed the query (also ``InterruptException`` on timeout).
+        """
+        self.refresh()
+        self._lock.acquire_read()
+        try:
+            cur = self._con.cursor()
+            if self._path_ddl:
+                cur.execute(self._path_ddl)
+            timer = threading.Timer(self.timeout, cur.interrupt)
+            timer.start()
+            try:
+                rel = cur.sql(sql, params=params or None)
+                if rel is None:
+                    raise QueryRefused("the statement returned no result set", "0A000")
+                return _textual(rel).to_arrow_table()
+            finally:
+                timer.cancel()
+                cur.close()
+        finally:
+            self._lock.release_read()
+
+    def close(self) -> None:
+        """Close the connection."""
+        if self._con is not None:
+            self._con.close()
+            self._con = None
+
+
+def _textual(rel):
+    """``rel`` with every column buenavista cannot type cast to VARCHAR (DuckDB's text form)."""
+    if all(t.id in _PLAIN_TYPES for t in rel.types):
+        return rel
+    exprs = []
+    for i, (name, t) in enumerate(zip(rel.columns, rel.types)):
+        quoted = '"' + name.replace('"', '""') + '"'
+        exprs.append(quoted if t.id in _PLAIN_TYPES else f"CAST({quoted} AS VARCHAR) AS {quoted}")
+    return rel.project(", ".join(exprs))
+
+
+def _show(sql: str) -> SimpleQueryResult:
+    """One text row for ``SHOW name`` (a fixed answer for common probes, else an empty string)."""
+    name = " ".join(sql.strip().rstrip(";").split()[1:]).lower()
+    column = name.replace(" ", "_") or "setting"
+    return SimpleQueryResult(column, _SHOW.get(name, ""), BVType.TEXT)
+
+
+class KBSession(Session):
+    """One client session: probes answered here, SELECTs checked and run on the knowledge base."""
+
+    def __init__(self, kb: KnowledgeBase) -> None:
+        super().__init__()
+        self.kb = kb
+        self.in_txn = False
+
+    def cursor(self):
+        return None
+
+    def close(self) -> None:
+        pass
+
+    def in_transaction(self) -> bool:
+        return self.in_txn
+
+    def execute_sql(self, sql: str, params=None):
+        """Answer one statement.
+
+        Returns:
+            A buenavista ``QueryResult``.
+
+        Raises:
+            QueryRefused: not a read-only SELECT (SQLSTATE 25006), or DuckDB failed it.
+        """
+        import duckdb
+
+        from dbrouter.answer.guard import UnsafeSQL, check_read_only
+
+        match = _WORD.match(sql)
+        word = match.group(1).upper() if match else ""
+        if not sql.strip().strip(";").strip():
+            return DuckDBQueryResult(status="")
+        if word in _NO_OP:
+            if word in ("BEGIN", "START"):
+                self.in_txn = True
+            elif word in ("COMMIT", "END", "ROLLBACK", "ABORT"):
+                self.in_txn = False
+            return DuckDBQueryResult(status=_NO_OP[word])
+        if word == "SHOW":
+            return _show(sql)
+        if _VERSION.match(sql):
+            return SimpleQueryResult("version", f"PostgreSQL {SERVER_VERSION} (dbrouter over DuckDB "
+                                     f"v{duckdb.__version__})", BVType.TEXT)
+        try:
+            statement = check_read_only(sql, "duckdb")
+        except UnsafeSQL as exc:
+            raise QueryRefused(f"dbrouter serves the knowledge base read-only: {exc}", "25006") from None
+        try:
+            table = self.kb.query(statement, params)
+        except QueryRefused:
+            raise
+        except duckdb.InterruptException:
+            raise QueryRefused(f"the query was cancelled after {self.kb.timeout:.0f}s", "57014") from None
+        except duckdb.Error as exc:
+            raise QueryRefused(" ".join(str(exc).split()), "42000") from None
+        except USER_ERRORS as exc:
+            raise QueryRefused(str(exc), "XX000") from None
+        return DuckDBQueryResult(table.to_reader())
+
+
+class KBConnection(Connection):
+    """buenavista's connection: every session runs on the shared :class:`KnowledgeBase`."""
+
+    def __init__(self, kb: KnowledgeBase) -> None:
+        super().__init__()
+        self.kb = kb
+
+    def parameters(self) -> dict[str, str]:
+        return {"server_version": SERVER_VERSION, "client_encoding": "UTF8", "server_encoding": "UTF8",
+                "DateStyle": "ISO, MDY", "standard_conforming_strings": "on", "integer_datetimes": "on",
+                "TimeZone": "UTC", "application_name": "dbrouter"}
+
+    def new_session(self) -> Session:
+        return KBSession(self.kb)
+
+
+_BINARY = {16: "!?", 20: "!q", 21: "!h", 23: "!i", 700: "!f", 701: "!d"}  # bool, int8/2/4, float4/8
+
+
+def _cstring(buf: BVBuffer) -> str:
+    out = bytearray()
+    while (b := buf.read_byte()) not in (b"\x00", b""):
+        out += b
+    return out.decode("utf-8")
+
+
+def _param(raw: bytes | None, fmt: int, oid: int):
+    """One bound parameter: None, text as str, binary bool/int/float by its type OID.
+
+    Raises:
+        QueryRefused: a binary parameter of another type (SQLSTATE 0A000).
+    """
+    if raw is None:
+        return None
+    if fmt == 0 or oid in (25, 1043, 705):
+        return raw.decode("utf-8")
+    if oid in _BINARY:
+        return struct.unpack(_BINARY[oid], raw)[0]
+    raise QueryRefused(f"binary parameters of type OID {oid} are not supported: send it as text", "0A000")
+
+
+class KBHandler(BuenaVistaHandler):
+    """buenavista's handler with Postgres-complete ErrorResponses and GSSAPI-encryption refusal."""
+
+    def send_error(self, exception, ctx=None) -> None:
+        """ErrorResponse with severity, SQLSTATE and message (libpq prints ``ERROR:  message``)."""
+        sqlstate = getattr(exception, "sqlstate", None)
+        message = str(exception)
+        if message == "Invalid password":
+            sqlstate, message = "28P01", "password authentication failed (dbrouter serve --password-env)"
+        buf = BVBuffer()
+        for code, value in (("S", "ERROR"), ("V", "ERROR"), ("C", sqlstate or "XX000"), ("M", message)):
+            buf.write_byte(code.encode())
+            buf.write_string(value)
+        buf.write_bytes(b"\x00")
+        out = buf.get_value()
+        self.wfile.write(struct.pack("!ci", ServerResponse.ERROR_RESPONSE, len(out) + 4) + out)
+        if ctx:
+            ctx.mark_error()
+
+    def handle_bind(self, ctx, payload: bytes) -> None:
+        """Bind parameters as Postgres sends them (buenavista 0.5 reads an untyped text parameter as a
+        date with dateutil and a NULL as the rest of the message): text -> str, binary by type OID."""
+        buf = BVBuffer(io.BytesIO(payload))
+        portal, stmt = _cstring(buf), _cstring(buf)
+        formats = [buf.read_int16() for _ in range(buf.read_int16())]
+        oids = ctx.stmts[stmt][1]
+        params = []
+        for i in range(buf.read_int16()):
+            size = buf.read_int32()
+            raw = None if size < 0 else buf.read_bytes(size)
+            fmt = formats[i] if len(formats) > 1 else (formats[0] if formats else 0)
+            try:
+                params.append(_param(raw, fmt, oids[i] if i < len(oids) else 0))
+            except QueryRefused as exc:
+                self.send_error(exc, ctx)
+                return
+        result_formats = [buf.read_int16() for _ in range(buf.read_int16())]
+        ctx.add_portal(portal, stmt, params, result_formats)
+        self.send_bind_complete()
+
+    def handle_describe(self, ctx, payload: bytes) -> None:
+        """Describe a statement or portal, always ending in RowDescription or NoData (buenavista 0.5
+        sends nothing for a result without rows and runs a described statement with dummy dates).
+
+        A statement is run with NULL parameters to learn its columns (text parameters are announced).
+        """
+        kind, name = payload[:1], payload[1:-1].decode("utf-8")
+        try:
+            if kind == b"S":
+                sql, oids = ctx.stmts[name]
+                count = max(len(oids), max((int(n) for n in _PLACEHOLDER.findall(sql)), default=0))
+                self.send_paramter_description([oids[i] if i < len(oids) and oids[i] else 25 for i in range(count)])
+                result = ctx.execute_sql(sql, [None] * count)
+            else:
+                result = ctx.describe_portal(name)
+        except Exception as exc:  # noqa: BLE001 - every failure goes back to the client as an ErrorResponse
+            self.send_error(exc, ctx)
+            return
+        if result.has_results():
+            self.send_row_description(result)
+        else:
+            self.wfile.write(struct.pack("!ci", ServerResponse.NO_DATA, 4))
+
+    def handle_startup(self, conn):
+        """Answer a GSSAPI-encryption request with 'N' (as for SSL), then read the real startup."""
+        peek = self.rfile.peek(8)[:8] if hasattr(self.rfile, "peek") else b""
+        if len(peek) == 8 and struct.unpack("!ii", peek)[1] == GSSENC_REQUEST:
+            self.rfile.read(8)
+            self.wfile.write(b"N")
+        return super().handle_startup(conn)
+
+
+class _AnyUser(dict):
+    """buenavista's ``auth`` maps user -> password; every user name shares the one password."""
+
+    def __init__(self, password: str) -> None:
+        super().__init__()
+        self.password = password
+
+    def __missing__(self, user: str) -> str:
+        return self.password
+
+
+class KBServer(BuenaVistaServer):
+    """The threaded server; accepts non-loopback clients only when ``allow_remote``."""
+
+    daemon_threads = True
+
+    def __init__(self, config: ServeConfig, kb: KnowledgeBase) -> None:
+        auth = _AnyUser(config.password) if config.password else None
+        self.allow_remote = config.allow_remote
+        self.kb = kb
+        super().__init__((config.host, config.port), KBConnection(kb), auth=auth)
+        self.RequestHandlerClass = KBHandler
+
+    def verify_request(self, request, client_address) -> bool:
+        return self.allow_remote or is_loopback(client_address[0])
+
+
+def make_server(config: ServeConfig) -> KBServer:
+    """Open the warehouse and bind the address (not serving yet: call ``serve_forever``).
+
+    Args:
+        config: what and where to serve; port 0 picks a free port (see ``server.server_address``).
+
+    Returns:
+        The bound :class:`KBServer`.
+
+    Raises:
+        ServeError: non-loopback host without ``allow_remote``, a port outside 0-65535, or the address
+            cannot be bound (in use, unknown host).
+        WarehouseError, EmbedderMismatch: the warehouse cannot be opened with its UDFs.
+    """
+    check_host(config.host, config.allow_remote)
+    if not 0 <= config.port <= 65535:
+        raise ServeError(f"--port {config.port} is not a TCP port: use 1-65535 (e.g. 5433), or 0 for any free one")
+    kb = KnowledgeBase(config.warehouse, config.timeout)
+    try:
+        return KBServer(config, kb)
+    except (OSError, socket.gaierror) as exc:
+        kb.close()
+        raise ServeError(f"cannot listen on {config.host}:{config.port}: {exc.strerror or exc}; choose another "
+                         "--port (or stop what uses it)") from None
+
+
+def start_in_thread(config: ServeConfig) -> tuple[KBServer, threading.Thread]:
+    """Start serving in a daemon thread (tests, ``dbrouter eval serve``); stop with :func:`stop`.
+
+    Returns:
+        The server (its ``server_address`` has the bound port) and its thread.
+    """
+    server = make_server(config)
+    thread = threading.Thread(target=server.serve_forever, name="dbrouter-serve", daemon=True)
+    thread.start()
+    return server, thread
+
+
+def stop(server: KBServer) -> None:
+    """Stop serving, close the socket and the warehouse."""
+    server.shutdown()
+    server.server_close()
+    server.kb.close()

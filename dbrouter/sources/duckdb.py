@@ -1,0 +1,195 @@
+"""DuckDB files as sources (``type: duckdb``, ``path`` or ``glob``).
+
+A DuckDB file is untrusted: its views run whatever SQL their author wrote. Every reader opens it
+through :func:`open_duckdb_source` (read-only, no file or network access, no extension loading,
+configuration locked), so a view over ``read_text('/proc/self/environ')`` fails instead of
+putting the build's secrets into the knowledge base.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, ClassVar
+
+from dbrouter.errors import SourceError
+from dbrouter.sources.base import (
+    ColumnInfo,
+    DatabaseSnapshot,
+    ForeignKey,
+    Issue,
+    ProgressFn,
+    SourceSpec,
+    TableInfo,
+    Target,
+    default_db_id,
+    digest,
+    file_target,
+    label_of,
+    parse_file_entry,
+    quote_ident,
+    sample_values,
+)
+
+
+def open_duckdb_source(path: str | Path):
+    """Open a DuckDB file that someone else wrote: read-only, no file or network access, locked.
+
+    A source file is untrusted: its views run whatever SQL its author wrote, e.g.
+    ``read_text('/proc/self/environ')``. External access (files, URLs, ATTACH, COPY) and extension
+    installing/autoloading are off and the configuration is locked, so no view can turn them back
+    on; evaluating such a view fails instead of reading the file. Every reader of a DuckDB source
+    (introspection, the refresh fingerprint, ``ask``'s runner) opens it here.
+
+    Args:
+        path: the DuckDB file.
+
+    Returns:
+        A ``duckdb.DuckDBPyConnection``.
+
+    Raises:
+        duckdb.Error: the file cannot be opened (missing, locked for writing, not DuckDB).
+    """
+    import duckdb
+
+    config = {"enable_external_access": False, "autoinstall_known_extensions": False,
+              "autoload_known_extensions": False}
+    con = duckdb.connect(str(path), read_only=True, config=config)
+    try:
+        con.execute("SET enable_external_access=false")
+        con.execute("SET lock_configuration=true")
+    except Exception:
+        con.close()
+        raise
+    return con
+
+
+def read_duckdb(spec: SourceSpec, db_id: str, n_samples: int, chars: int) -> DatabaseSnapshot:
+    """Introspect a DuckDB file through a read-only connection (comments become descriptions)."""
+    import duckdb
+
+    path = Path(spec.path)
+    if not path.is_file():
+        raise SourceError(db_id, f"DuckDB file {path} not found: fix `path` in the sources file")
+    try:
+        con = open_duckdb_source(path)
+    except Exception as exc:  # duckdb raises several error classes here
+        raise SourceError(db_id, f"cannot open {path} as DuckDB: {exc}") from exc
+    snap = DatabaseSnapshot(db_id, "duckdb", str(path), spec.description)
+    try:
+        tables = con.execute(
+            "SELECT schema_name, table_name, comment, 'table' FROM duckdb_tables() "
+            "WHERE NOT internal AND database_name = current_database() UNION ALL "
+            "SELECT schema_name, view_name, comment, 'view' FROM duckdb_views() "
+            "WHERE NOT internal AND NOT temporary AND database_name = current_database() ORDER BY 1, 2").fetchall()
+        cons = con.execute(
+            "SELECT schema_name, table_name, constraint_type, constraint_column_names, "
+            "referenced_table, referenced_column_names FROM duckdb_constraints() "
+            "WHERE database_name = current_database() AND constraint_type IN ('PRIMARY KEY', 'FOREIGN KEY')").fetchall()
+        qual = lambda s, t: t if s == "main" else f"{s}.{t}"  # noqa: E731
+        pk_cols = {(qual(s, t), c) for s, t, kind, cols, _rt, _rc in cons if kind == "PRIMARY KEY" for c in cols}
+        for schema, tname, comment, kind in tables:
+            name = qual(schema, tname)
+            table = TableInfo(name, label_of(tname), description=comment or None, kind=kind)
+            rel = f"{quote_ident(schema)}.{quote_ident(tname)}"
+            try:
+                table.row_count = con.execute(f"SELECT count(*) FROM {rel}").fetchall()[0][0]
+                cols = con.execute(
+                    "SELECT column_name, column_index, data_type, comment FROM duckdb_columns() "
+                    "WHERE database_name = current_database() AND schema_name = ? AND table_name = ? "
+                    "ORDER BY column_index", [schema, tname]).fetchall()
+                fetch = lambda sql: con.execute(sql).fetchall()  # noqa: E731
+                for cname, idx, dtype, ccomment in cols:
+                    col = ColumnInfo(cname, label_of(cname), int(idx), str(dtype).lower(),
+                                     (name, cname) in pk_cols, ccomment or None)
+                    col.samples = sample_values(fetch, rel, cname, n_samples, chars)
+                    table.columns.append(col)
+            except duckdb.Error as exc:
+                # A view over read_text()/read_blob()/a URL fails here: that is the guard working.
+                snap.issues.append(Issue(db_id, name, "warning", f"{kind} skipped: it cannot be read with file and "
+                                         f"network access off, as sources are opened "
+                                         f"({' '.join(str(exc).split())[:300]})"))
+                continue
+            snap.tables.append(table)
+        for schema, tname, kind, cols, ref_table, ref_cols in cons:
+            if kind == "FOREIGN KEY":
+                for c, rc in zip(cols, ref_cols or []):
+                    snap.foreign_keys.append(ForeignKey(qual(schema, tname), c, ref_table, rc))
+    except duckdb.Error as exc:
+        raise SourceError(db_id, f"cannot read {path} as DuckDB: {' '.join(str(exc).split())}") from exc
+    finally:
+        con.close()
+    return snap
+
+
+def fingerprint_duckdb(path: str | Path) -> str:
+    """Hash of a DuckDB file's schema: tables, views, columns with types and comments, keys.
+
+    Reads only DuckDB's catalog functions through a read-only connection.
+
+    Args:
+        path: the DuckDB file.
+
+    Returns:
+        A hex sha256.
+
+    Raises:
+        SourceError: the file is missing, cannot be opened (e.g. another process has it open for
+            writing) or read.
+    """
+    import duckdb
+
+    path = Path(path)
+    if not path.is_file():
+        raise SourceError(path.stem, f"DuckDB file {path} not found: fix `path` in the sources file")
+    try:
+        con = open_duckdb_source(path)
+    except Exception as exc:  # noqa: BLE001 - duckdb raises several error classes here
+        raise SourceError(path.stem, f"cannot open {path} as DuckDB: {' '.join(str(exc).split())}") from exc
+    here = "database_name = current_database() AND NOT internal"
+    try:
+        parts = [
+            con.execute(f"SELECT schema_name, table_name, comment FROM duckdb_tables() WHERE {here} "
+                        "ORDER BY 1, 2").fetchall(),
+            con.execute(f"SELECT schema_name, view_name, comment, sql FROM duckdb_views() WHERE {here} "
+                        "ORDER BY 1, 2").fetchall(),
+            con.execute(f"SELECT schema_name, table_name, column_index, column_name, data_type, comment, "
+                        f"is_nullable FROM duckdb_columns() WHERE {here} ORDER BY 1, 2, 3").fetchall(),
+            con.execute("SELECT schema_name, table_name, constraint_type, constraint_column_names, referenced_table, "
+                        "referenced_column_names FROM duckdb_constraints() WHERE database_name = current_database() "
+                        "AND constraint_type IN ('PRIMARY KEY', 'FOREIGN KEY', 'UNIQUE') "
+                        "ORDER BY 1, 2, 3, 4::varchar").fetchall(),
+        ]
+    except duckdb.Error as exc:
+        raise SourceError(path.stem, f"cannot read the schema of {path} as DuckDB: "
+                                     f"{' '.join(str(exc).split())}") from exc
+    finally:
+        con.close()
+    return digest(["duckdb", parts])
+
+
+
+class DuckdbSource:
+    """``type: duckdb``: one DuckDB file a database (see :class:`dbrouter.sources.base.SourceType`)."""
+
+    name: ClassVar[str] = "duckdb"
+
+    def parse(self, entry: dict[str, Any], base: Path, where: str) -> list[SourceSpec]:
+        """``path`` or ``glob``, ``id``, ``description``, ``exclude_tables``."""
+        return parse_file_entry(self.name, entry, base, where)
+
+    def read(self, spec: SourceSpec, n_samples: int, chars: int,
+             progress: ProgressFn | None = None) -> tuple[list[DatabaseSnapshot], list[Issue]]:
+        """The file's tables and views (see :func:`read_duckdb`)."""
+        return [read_duckdb(spec, default_db_id(spec), n_samples, chars)], []
+
+    def fingerprint(self, spec: SourceSpec) -> tuple[dict[str, str], dict[str, str]]:
+        """The catalog's hash (see :func:`fingerprint_duckdb`)."""
+        return {default_db_id(spec): fingerprint_duckdb(spec.path)}, {}
+
+    def target(self, db_id: str, source_path: str) -> Target:
+        """SQL runs on the DuckDB file itself, opened read-only.
+
+        Raises:
+            NoDataSource: the file no longer exists.
+        """
+        return file_target(db_id, self.name, source_path)

@@ -1,0 +1,177 @@
+"""SQLite files as sources (``type: sqlite``, ``path`` or ``glob``).
+
+Files are opened read-only and immutable (nothing, not even ``-shm``/``-wal``, is written beside
+them); samples come from a bounded scan; SQL from ``ask`` runs on the file itself.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import urllib.parse
+from pathlib import Path
+from typing import Any, ClassVar
+
+from dbrouter.errors import SourceError
+from dbrouter.sources.base import (
+    ColumnInfo,
+    DatabaseSnapshot,
+    ForeignKey,
+    Issue,
+    ProgressFn,
+    SourceSpec,
+    TableInfo,
+    Target,
+    default_db_id,
+    digest,
+    file_target,
+    label_of,
+    parse_file_entry,
+    quote_ident,
+    sample_values,
+)
+
+
+def sqlite_readonly_uri(path: Path) -> str:
+    """URI opening a SQLite file read-only and immutable: nothing (no -shm/-wal) is written beside it.
+
+    Args:
+        path: the database file.
+
+    Returns:
+        A ``file:`` URI with the path percent-quoted (``?``, ``#``, ``%`` in file names are safe).
+    """
+    return f"file:{urllib.parse.quote(str(Path(path).resolve()))}?mode=ro&immutable=1"
+
+
+def _sqlite_foreign_keys(con: sqlite3.Connection, table: str) -> list[ForeignKey]:
+    """Declared foreign keys of ``table``; a key naming no column gets the referenced primary key.
+
+    ``FOREIGN KEY (a, b) REFERENCES t`` refers to ``t``'s primary key column by column; when ``t``
+    is missing or its primary key has another width, ``ref_column`` stays None (reported later).
+    """
+    rows = con.execute(f"PRAGMA foreign_key_list({quote_ident(table)})").fetchall()
+    widths: dict[int, int] = {}
+    for row in rows:
+        widths[row[0]] = widths.get(row[0], 0) + 1
+    out = []
+    for fk_id, seq, ref_table, src, ref_col, *_ in rows:
+        if ref_col is None:
+            info = con.execute(f"PRAGMA table_info({quote_ident(ref_table)})").fetchall()
+            pk = [r[1] for r in sorted((r for r in info if r[5]), key=lambda r: r[5])]
+            ref_col = pk[seq] if len(pk) == widths[fk_id] else None
+        out.append(ForeignKey(table, src, ref_table, ref_col))
+    return out
+
+
+def read_sqlite(spec: SourceSpec, db_id: str, n_samples: int, chars: int) -> DatabaseSnapshot:
+    """Introspect a SQLite file through a read-only connection."""
+    path = Path(spec.path)
+    if not path.is_file():
+        raise SourceError(db_id, f"SQLite file {path} not found: fix `path` in the sources file")
+    try:
+        con = sqlite3.connect(sqlite_readonly_uri(path), uri=True)
+        con.text_factory = lambda b: b.decode("utf-8", errors="replace")
+        names = con.execute("SELECT name, type FROM sqlite_master WHERE type IN ('table', 'view') "
+                            "AND name NOT LIKE 'sqlite_%' ORDER BY name").fetchall()
+    except sqlite3.DatabaseError as exc:
+        raise SourceError(db_id, f"cannot open {path} as SQLite: {exc}") from exc
+    snap = DatabaseSnapshot(db_id, "sqlite", str(path), spec.description)
+    wal = path.with_name(path.name + "-wal")
+    if wal.is_file() and wal.stat().st_size > 0:
+        snap.issues.append(Issue(db_id, None, "warning", f"{wal.name} exists beside the file: changes not yet "
+                                 "checkpointed into it are not read (sources are read immutable); close the "
+                                 "writing application or run PRAGMA wal_checkpoint, then ingest again"))
+    fetch = lambda sql: con.execute(sql).fetchall()  # noqa: E731
+    try:
+        for name, kind in names:
+            table = TableInfo(name, label_of(name), kind=kind)
+            try:
+                info = con.execute(f"PRAGMA table_info({quote_ident(name)})").fetchall()
+                table.row_count = con.execute(f"SELECT count(*) FROM {quote_ident(name)}").fetchall()[0][0]
+            except sqlite3.DatabaseError as exc:
+                snap.issues.append(Issue(db_id, name, "warning", f"cannot read table: {exc}"))
+                continue
+            for cid, cname, ctype, _notnull, _default, pk in info:
+                col = ColumnInfo(cname, label_of(cname), cid + 1, (ctype or "").lower() or "text", bool(pk))
+                try:
+                    col.samples = sample_values(fetch, quote_ident(name), cname, n_samples, chars)
+                except sqlite3.DatabaseError as exc:
+                    snap.issues.append(Issue(db_id, f"{name}.{cname}", "warning", f"no samples: {exc}"))
+                table.columns.append(col)
+            try:
+                snap.foreign_keys.extend(_sqlite_foreign_keys(con, name))
+            except sqlite3.DatabaseError as exc:
+                snap.issues.append(Issue(db_id, name, "warning", f"foreign keys not read: {exc}"))
+            snap.tables.append(table)
+    except sqlite3.Error as exc:
+        raise SourceError(db_id, f"cannot read {path} as SQLite: {exc}") from exc
+    finally:
+        con.close()
+    return snap
+
+
+def fingerprint_sqlite(path: str | Path) -> str:
+    """Hash of a SQLite file's schema: tables and views with their SQL, columns, keys.
+
+    Opens the file read-only and immutable and reads only the catalog (no table is scanned), so
+    inserting, updating or deleting rows leaves the hash unchanged. Indexes and triggers are left
+    out (the knowledge base does not describe them); ``rootpage`` too (``VACUUM`` moves it).
+
+    Args:
+        path: the SQLite file.
+
+    Returns:
+        A hex sha256.
+
+    Raises:
+        SourceError: the file is missing or is not a SQLite database (``db_id`` is the file stem).
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise SourceError(path.stem, f"SQLite file {path} not found: fix `path` in the sources file")
+    try:
+        con = sqlite3.connect(sqlite_readonly_uri(path), uri=True)
+    except sqlite3.Error as exc:
+        raise SourceError(path.stem, f"cannot open {path} as SQLite: {exc}") from exc
+    try:
+        con.text_factory = lambda b: b.decode("utf-8", errors="replace")
+        objects = con.execute("SELECT type, name, tbl_name, sql FROM sqlite_master WHERE type IN ('table', 'view') "
+                              "AND name NOT LIKE 'sqlite_%' ORDER BY type, name").fetchall()
+        parts: list[Any] = []
+        for kind, name, tbl_name, sql in objects:
+            info = con.execute(f"PRAGMA table_info({quote_ident(name)})").fetchall()
+            fks = con.execute(f"PRAGMA foreign_key_list({quote_ident(name)})").fetchall() if kind == "table" else []
+            parts.append([kind, name, tbl_name, " ".join((sql or "").split()), info, fks])
+    except sqlite3.Error as exc:
+        raise SourceError(path.stem, f"cannot read the schema of {path} as SQLite: {exc}") from exc
+    finally:
+        con.close()
+    return digest(["sqlite", parts])
+
+
+
+class SqliteSource:
+    """``type: sqlite``: one SQLite file a database (see :class:`dbrouter.sources.base.SourceType`)."""
+
+    name: ClassVar[str] = "sqlite"
+
+    def parse(self, entry: dict[str, Any], base: Path, where: str) -> list[SourceSpec]:
+        """``path`` or ``glob``, ``id``, ``description``, ``exclude_tables``."""
+        return parse_file_entry(self.name, entry, base, where)
+
+    def read(self, spec: SourceSpec, n_samples: int, chars: int,
+             progress: ProgressFn | None = None) -> tuple[list[DatabaseSnapshot], list[Issue]]:
+        """The file's tables and views (see :func:`read_sqlite`)."""
+        return [read_sqlite(spec, default_db_id(spec), n_samples, chars)], []
+
+    def fingerprint(self, spec: SourceSpec) -> tuple[dict[str, str], dict[str, str]]:
+        """The catalog's hash (see :func:`fingerprint_sqlite`)."""
+        return {default_db_id(spec): fingerprint_sqlite(spec.path)}, {}
+
+    def target(self, db_id: str, source_path: str) -> Target:
+        """SQL runs on the SQLite file itself, opened read-only.
+
+        Raises:
+            NoDataSource: the file no longer exists.
+        """
+        return file_target(db_id, self.name, source_path)

@@ -1,0 +1,373 @@
+"""Server databases (PostgreSQL, MySQL/MariaDB, any installed SQLAlchemy dialect) as sources.
+
+Metadata comes from SQLAlchemy's inspector (tables, views, columns, types, primary and foreign
+keys, comments) instead of per-dialect catalog SQL; sample values from a bounded ``SELECT
+DISTINCT … LIMIT`` that SQLAlchemy renders in the dialect's own syntax, inside a read-only
+transaction with a statement timeout where the dialect has one, and rolled back.
+
+Secrets: a URL names environment variables as ``${NAME}`` (``postgresql://reader:${PG_PASSWORD}@
+db.internal/sales``); they are substituted only when connecting. What is stored in the knowledge
+base and printed is the URL as written, with any literal password masked.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import urllib.parse
+from fnmatch import fnmatchcase
+from pathlib import Path
+from typing import Any, Callable, ClassVar
+
+from dbrouter.errors import SourceError, SourcesConfigError
+from dbrouter.sources.base import (
+    ColumnInfo,
+    DatabaseSnapshot,
+    ForeignKey,
+    Issue,
+    ProgressFn,
+    ServerSource,
+    SourceSpec,
+    TableInfo,
+    Target,
+    distinct_samples,
+    label_of,
+    names_setting,
+    no_sql_target,
+    snapshot_digest,
+    text_setting,
+)
+
+ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+SAMPLE_SCAN_ROWS = 10000
+COUNT_CAP = 100000  # tables are counted up to this many rows; a larger count is stored as NULL
+STATEMENT_TIMEOUT_MS = 10000
+# Per dialect: statements that make the session read-only and bound each statement's time.
+SESSION_GUARDS: dict[str, tuple[str, ...]] = {
+    "postgresql": ("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY",
+                   f"SET statement_timeout = {STATEMENT_TIMEOUT_MS}"),
+    "mysql": ("SET SESSION TRANSACTION READ ONLY", f"SET SESSION MAX_EXECUTION_TIME = {STATEMENT_TIMEOUT_MS}"),
+    "mariadb": ("SET SESSION TRANSACTION READ ONLY",
+                f"SET SESSION max_statement_time = {STATEMENT_TIMEOUT_MS / 1000:g}"),
+}
+SYSTEM_SCHEMAS = {"information_schema", "pg_catalog", "pg_toast", "mysql", "performance_schema", "sys"}
+
+
+URL_SETTINGS = ("url", "id", "description", "databases", "schemas", "exclude_schemas", "include_tables",
+                "exclude_tables", "per_schema")
+
+
+def env_names(url: str) -> list[str]:
+    """The environment variables a URL refers to (``${NAME}``), in order."""
+    return ENV_REF.findall(url)
+
+
+def expand_url(url: str, env: dict[str, str] | None = None) -> str:
+    """Substitute ``${NAME}`` references, URL-quoting each value.
+
+    Args:
+        url: the URL as written in the sources file.
+        env: the environment (default ``os.environ``).
+
+    Returns:
+        The URL to connect with (never to be printed or stored).
+
+    Raises:
+        SourceError: a referenced variable is not set.
+    """
+    env = os.environ if env is None else env
+    missing = [n for n in env_names(url) if n not in env]
+    if missing:
+        raise SourceError(redact(url), f"environment variable(s) {', '.join(missing)} named in the source URL "
+                          "are not set: export them before `dbrouter ingest/build/refresh`")
+    return ENV_REF.sub(lambda m: urllib.parse.quote(env[m[1]], safe=""), url)
+
+
+def redact(url: str) -> str:
+    """The URL as written, with a literal password masked (a ``${NAME}`` password is kept)."""
+    try:
+        from sqlalchemy.engine import make_url
+
+        parsed = make_url(url)
+        keep = parsed.password is None or ENV_REF.fullmatch(str(parsed.password)) is not None
+        shown = parsed.render_as_string(hide_password=not keep)
+        return urllib.parse.unquote(shown) if keep and parsed.password is not None else shown
+    except Exception:  # noqa: BLE001 - unparseable: mask whatever stands before the host
+        return re.sub(r"//[^@/]*@", "//***@", url)
+
+
+def _matches(name: str, patterns: tuple[str, ...]) -> bool:
+    return any(fnmatchcase(name.lower(), p.lower()) for p in patterns)
+
+
+def _scrub(message: str, secrets: list[str]) -> str:
+    for s in secrets:
+        if s:
+            message = message.replace(s, "***").replace(urllib.parse.quote(s, safe=""), "***")
+    return " ".join(message.split())
+
+
+def read_server(spec: ServerSource, n_samples: int, chars: int,
+                progress: Callable[[str], None] | None = None) -> tuple[list[DatabaseSnapshot], list[Issue]]:
+    """Snapshot the databases a `url` source names.
+
+    Args:
+        spec: the source entry.
+        n_samples: distinct sample values per column (0: none).
+        chars: each sample value is cut to this length.
+        progress: optional progress callback.
+
+    Returns:
+        (snapshots, issues about databases that could not be read).
+
+    Raises:
+        SourceError: the URL cannot be used at all (unknown dialect or driver, unset variable).
+    """
+    from sqlalchemy.engine import make_url
+
+    shown = redact(spec.url)
+    env = os.environ if spec.env is None else spec.env
+    secrets = [env.get(n, "") for n in env_names(spec.url)]
+    try:
+        base = make_url(expand_url(spec.url, spec.env))
+    except SourceError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - sqlalchemy.exc.ArgumentError and friends
+        raise SourceError(spec.id or shown, f"`url` {shown} is not a database URL ({_scrub(str(exc), secrets)}); "
+                          "write it as dialect+driver://user@host:port/database") from exc
+    if base.password and not secrets:
+        secrets.append(str(base.password))
+    snaps: list[DatabaseSnapshot] = []
+    issues: list[Issue] = []
+    for database in spec.databases or (base.database,):
+        url = base.set(database=database) if database else base
+        default_id = spec.id if not spec.databases else (f"{spec.id}_{database}" if spec.id else database)
+        db_id = default_id or database or base.host or "server"
+        try:
+            snaps.extend(_read_database(url, spec, db_id, shown, n_samples, chars, progress))
+        except SourceError as exc:
+            issues.append(Issue(exc.db_id, None, "error",
+                                f"{_scrub(str(exc), secrets)} (database left out of the knowledge base)"))
+        except Exception as exc:  # noqa: BLE001 - a server that is down must not stop the other sources
+            issues.append(Issue(db_id, shown, "error",
+                                f"cannot read {shown} ({type(exc).__name__}: {_scrub(str(exc), secrets)}); "
+                                "database left out of the knowledge base"))
+    return snaps, issues
+
+
+def _engine(url: Any):
+    from sqlalchemy import create_engine, event
+    from sqlalchemy.pool import NullPool
+
+    engine = create_engine(url, poolclass=NullPool)  # one connection per read, closed with the engine
+    guards = SESSION_GUARDS.get(engine.dialect.name, ())
+
+    @event.listens_for(engine, "connect")
+    def _guard(dbapi_con, _record):  # read-only session and statement timeout, before any query
+        cur = dbapi_con.cursor()
+        for sql in guards:
+            cur.execute(sql)
+        cur.close()
+        if hasattr(dbapi_con, "commit"):
+            dbapi_con.commit()
+
+    return engine
+
+
+def _read_database(url: Any, spec: ServerSource, db_id: str, shown: str, n_samples: int, chars: int,
+                   progress: Callable[[str], None] | None) -> list[DatabaseSnapshot]:
+    from sqlalchemy import exc as sa_exc
+    from sqlalchemy import inspect
+
+    try:
+        engine = _engine(url)
+    except (sa_exc.NoSuchModuleError, ModuleNotFoundError, ImportError) as exc:
+        raise SourceError(db_id, f"no SQLAlchemy dialect/driver for {shown} ({exc}): install it, e.g. "
+                          "`pip install psycopg` (PostgreSQL) or `pip install pymysql` (MySQL/MariaDB)") from exc
+    try:
+        with engine.connect() as con:
+            insp = inspect(con)
+            default = insp.default_schema_name
+            schemas = list(spec.schemas) or [default]
+            known = set(insp.get_schema_names())
+            for s in schemas:
+                if s not in known:
+                    raise SourceError(db_id, f"schema {s!r} not found in {shown} (it has: "
+                                      f"{', '.join(sorted(k for k in known if k not in SYSTEM_SCHEMAS))})")
+            schemas = [s for s in schemas if not _matches(s, spec.exclude_schemas)]
+            where = f"{shown} ({url.database})" if url.database else shown
+            if spec.per_schema:
+                out = []
+                for s in schemas:
+                    sid = f"{db_id}_{s}" if spec.id or spec.databases else s
+                    out.append(_snapshot(con, insp, [s], s, sid, f"{where} schema {s}", spec, n_samples, chars))
+                return out
+            home = schemas[0] if len(schemas) == 1 else default  # bare names for the only or default schema
+            return [_snapshot(con, insp, schemas, home, db_id, where, spec, n_samples, chars)]
+    finally:
+        engine.dispose()
+
+
+def _qualify(schema: str | None, table: str, home: str | None) -> str:
+    return table if schema in (None, home) else f"{schema}.{table}"
+
+
+def _snapshot(con, insp, schemas: list[str], home: str | None, db_id: str, where: str, spec: ServerSource,
+              n_samples: int, chars: int) -> DatabaseSnapshot:
+    snap = DatabaseSnapshot(db_id, "url", where, spec.description)
+    for schema in schemas:
+        views = set(insp.get_view_names(schema=schema))
+        for name in sorted(set(insp.get_table_names(schema=schema)) | views):
+            qualified = _qualify(schema, name, home)
+            if spec.include_tables and not (_matches(name, spec.include_tables) or
+                                            _matches(f"{schema}.{name}", spec.include_tables)):
+                continue
+            if _matches(name, spec.exclude_tables) or _matches(f"{schema}.{name}", spec.exclude_tables):
+                continue
+            try:
+                table = _table(con, insp, schema, name, qualified, name in views, n_samples, chars, snap)
+            except Exception as exc:  # noqa: BLE001 - one unreadable table (permissions) must not stop the rest
+                con.rollback()
+                snap.issues.append(Issue(db_id, qualified, "warning",
+                                         f"cannot read table ({type(exc).__name__}: {' '.join(str(exc).split())[:300]}); "
+                                         "left out (grant the ingest role SELECT on it)"))
+                continue
+            snap.tables.append(table)
+            for fk in _foreign_keys(insp, schema, name, qualified, home, snap):
+                snap.foreign_keys.append(fk)
+    con.rollback()  # read-only anyway: nothing is ever committed
+    return snap
+
+
+def _type_name(col: dict) -> str:
+    try:
+        return str(col["type"]).lower()
+    except Exception:  # noqa: BLE001 - a type the dialect cannot render (NullType, custom types)
+        return type(col["type"]).__name__.lower()
+
+
+def _table(con, insp, schema: str, name: str, qualified: str, is_view: bool, n_samples: int, chars: int,
+           snap: DatabaseSnapshot) -> TableInfo:
+    from sqlalchemy import MetaData, Table, func, literal_column, select
+
+    try:
+        comment = insp.get_table_comment(name, schema=schema).get("text")
+    except NotImplementedError:
+        comment = None
+    table = TableInfo(qualified, label_of(name), description=comment or None, kind="view" if is_view else "table")
+    pk = set((insp.get_pk_constraint(name, schema=schema) or {}).get("constrained_columns") or [])
+    rel = Table(name, MetaData(), schema=schema)
+    capped = select(literal_column("1")).select_from(rel).limit(COUNT_CAP).subquery()
+    count = con.execute(select(func.count()).select_from(capped)).scalar()
+    table.row_count = count if count < COUNT_CAP else None
+    for i, col in enumerate(insp.get_columns(name, schema=schema), 1):
+        info = ColumnInfo(col["name"], label_of(col["name"]), i, _type_name(col), col["name"] in pk,
+                          col.get("comment") or None)
+        if n_samples > 0 and count:
+            try:
+                info.samples = distinct_samples(con.execute(sample_query(name, schema, col["name"], n_samples)),
+                                                n_samples, chars)
+            except Exception as exc:  # noqa: BLE001 - e.g. a type without equality (json) in DISTINCT
+                con.rollback()
+                snap.issues.append(Issue(snap.db_id, f"{qualified}.{col['name']}", "warning",
+                                         f"no samples: {' '.join(str(exc).split())[:200]}"))
+        table.columns.append(info)
+    return table
+
+
+def sample_query(table: str, schema: str | None, column_name: str, n: int):
+    """The bounded sample query: ``n * 3`` distinct non-NULL values of a column among the first
+    ``SAMPLE_SCAN_ROWS`` rows, as a SQLAlchemy statement (each dialect renders its own quoting
+    and LIMIT/TOP/FETCH).
+
+    Args:
+        table: table name; schema: its schema (None: the default); column_name: the column.
+        n: how many values are wanted.
+
+    Returns:
+        A ``Select``.
+    """
+    from sqlalchemy import MetaData, Table, column, select
+
+    rel = Table(table, MetaData(), schema=schema)
+    col = column(column_name)
+    inner = select(col).select_from(rel).where(col.is_not(None)).limit(SAMPLE_SCAN_ROWS).subquery()
+    return select(inner.c[0]).distinct().limit(n * 3)
+
+
+def _foreign_keys(insp, schema: str, name: str, qualified: str, home: str | None,
+                  snap: DatabaseSnapshot) -> list[ForeignKey]:
+    out = []
+    for fk in insp.get_foreign_keys(name, schema=schema):
+        ref = _qualify(fk.get("referred_schema") or schema, fk["referred_table"], home)
+        for c, rc in zip(fk["constrained_columns"], fk["referred_columns"]):
+            out.append(ForeignKey(qualified, c, ref, rc))
+    return out
+
+
+def _url_spec(entry: dict[str, Any], where: str) -> SourceSpec:
+    """A ``type: url`` entry (a server database through SQLAlchemy); a literal password is refused."""
+    unknown = sorted(set(entry) - set(URL_SETTINGS) - {"type"})
+    if unknown:
+        raise SourcesConfigError(f"{where}: unknown setting(s) {', '.join(unknown)} for type url; "
+                                 f"known: {', '.join(URL_SETTINGS)}")
+    url = text_setting(entry, "url", where, required=True)
+    userinfo = re.match(r"^[^:/]+://([^@/]*)@", url)
+    password = userinfo[1].split(":", 1)[1] if userinfo and ":" in userinfo[1] else None
+    if password is not None and not re.fullmatch(r"\$\{[A-Za-z_][A-Za-z0-9_]*\}", password):
+        raise SourcesConfigError(f"{where}: the `url` holds a password: never write secrets in the sources file; "
+                                 "put it in an environment variable and write `user:${PG_PASSWORD}@host`")
+    per_schema = entry.get("per_schema", False)
+    if not isinstance(per_schema, bool):
+        raise SourcesConfigError(f"{where}: `per_schema` must be true or false, got {per_schema!r}")
+    server = ServerSource(url=url, id=text_setting(entry, "id", where), databases=names_setting(entry, "databases", where),
+                          schemas=names_setting(entry, "schemas", where),
+                          exclude_schemas=names_setting(entry, "exclude_schemas", where),
+                          include_tables=names_setting(entry, "include_tables", where),
+                          exclude_tables=names_setting(entry, "exclude_tables", where), per_schema=per_schema,
+                          description=text_setting(entry, "description", where))
+    scheme = url.split("://", 1)[0]
+    return SourceSpec("url", Path(f"url:{scheme}"), server.id, server.description, (), server=server)
+
+
+
+def fingerprint_server(spec: SourceSpec) -> tuple[dict[str, str], dict[str, str]]:
+    """Hashes of the databases a `url` source names: tables/views, comments, columns, types, keys
+    (no rows read: sampling off).
+
+    Args:
+        spec: the declared source.
+
+    Returns:
+        ``({db_id: hash}, {db_id: problem})``.
+    """
+    assert spec.server is not None, "a url SourceSpec carries its ServerSource"
+    snaps, issues = read_server(spec.server, 0, 0)
+    found = {snap.db_id: snapshot_digest("url", snap) for snap in snaps}
+    return found, {i.db_id: i.message for i in issues if i.severity == "error"}
+
+
+
+class UrlSource:
+    """``type: url``: databases of a server through any SQLAlchemy dialect (see
+    :class:`dbrouter.sources.base.SourceType`)."""
+
+    name: ClassVar[str] = "url"
+
+    def parse(self, entry: dict[str, Any], base: Path, where: str) -> list[SourceSpec]:
+        """The :data:`URL_SETTINGS`; a literal password in the URL is refused."""
+        return [_url_spec(entry, where)]
+
+    def read(self, spec: SourceSpec, n_samples: int, chars: int,
+             progress: ProgressFn | None = None) -> tuple[list[DatabaseSnapshot], list[Issue]]:
+        """Every database the entry names (see :func:`read_server`)."""
+        assert spec.server is not None, "a url SourceSpec carries its ServerSource"
+        return read_server(spec.server, n_samples, chars, progress)
+
+    def fingerprint(self, spec: SourceSpec) -> tuple[dict[str, str], dict[str, str]]:
+        """Catalog hashes through the inspector (see :func:`fingerprint_server`)."""
+        return fingerprint_server(spec)
+
+    def target(self, db_id: str, source_path: str) -> Target:
+        """Not yet: ``ask`` runs SQL only on files (issue 21 adds server targets)."""
+        return no_sql_target(db_id, self.name, source_path)

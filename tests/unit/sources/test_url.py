@@ -1,0 +1,61 @@
+"""dbrouter.sources.url without a server: URL secrets, redaction, and the SQL each dialect gets
+(MySQL/MariaDB and SQL Server through SQLAlchemy's dialect compilation; PostgreSQL runs for real
+in tests/functional/test_postgres_source.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from dbrouter.errors import SourceError
+from dbrouter.sources.url import SESSION_GUARDS, ServerSource, expand_url, read_server, redact, sample_query
+
+
+def test_expand_url_quotes_values_and_names_missing_variables():
+    url = "postgresql://reader:${PW}@${HOST}:5432/sales"
+    assert expand_url(url, {"PW": "a@b/c d", "HOST": "db.internal"}) == \
+        "postgresql://reader:a%40b%2Fc%20d@db.internal:5432/sales"
+    with pytest.raises(SourceError, match="PW, HOST .*not set"):
+        expand_url(url, {})
+
+
+def test_redact_keeps_references_and_masks_literal_passwords():
+    assert redact("postgresql://reader:${PW}@h/db") == "postgresql://reader:${PW}@h/db"
+    assert redact("mysql+pymysql://root:hunter2@h:3306/db") == "mysql+pymysql://root:***@h:3306/db"
+    assert "hunter2" not in redact("not a url://root:hunter2@h/db")
+
+
+def _compiled(dialect) -> str:
+    q = sample_query("Order Items", "sales", "unit price", 5)
+    return str(q.compile(dialect=dialect, compile_kwargs={"literal_binds": True}))
+
+
+def test_sample_query_per_dialect():
+    from sqlalchemy.dialects import mssql, mysql, postgresql
+
+    my = _compiled(mysql.dialect())
+    assert "FROM sales.`Order Items`" in my and "`unit price` IS NOT NULL" in my
+    assert "LIMIT 10000" in my and my.rstrip().endswith("LIMIT 15") and "SELECT DISTINCT" in my
+    pg = _compiled(postgresql.dialect())
+    assert 'sales."Order Items"' in pg and pg.rstrip().endswith("LIMIT 15")
+    ms = _compiled(mssql.dialect())
+    assert "TOP 15" in ms and "TOP 10000" in ms and "[Order Items]" in ms
+
+
+def test_mysql_sessions_are_guarded_read_only():
+    assert SESSION_GUARDS["mysql"][0] == "SET SESSION TRANSACTION READ ONLY"
+    assert "MAX_EXECUTION_TIME" in SESSION_GUARDS["mysql"][1]
+    assert "READ ONLY" in SESSION_GUARDS["postgresql"][0]
+
+
+def test_unreachable_mysql_server_is_one_error_without_the_password():
+    snaps, issues = read_server(ServerSource(url="mysql+pymysql://root:${PW}@127.0.0.1:1/shop",
+                                             env={"PW": "s3cret-value"}), 3, 60)
+    assert snaps == [] and len(issues) == 1 and issues[0].severity == "error"
+    assert "mysql+pymysql://root:${PW}@127.0.0.1:1/shop" in issues[0].message
+    assert "s3cret-value" not in issues[0].message and "left out" in issues[0].message
+
+
+def test_missing_driver_says_what_to_install():
+    snaps, issues = read_server(ServerSource(url="mssql+pyodbc://u@h/db", env={}), 3, 60)
+    assert snaps == [] and len(issues) == 1
+    assert "No module named 'pyodbc'" in issues[0].message and "pip install" in issues[0].message
