@@ -225,7 +225,7 @@ def _target(con, answer: Answer):
 
 
 def _link(con, llm, target, answer: Answer, linker: str):
-    from dbrouter.linking.linker import link
+    from dbrouter.linking.link import link
 
     linked = link(con, answer.question, answer.db_id, linker, llm, target)
     answer.linked_columns = linked.names

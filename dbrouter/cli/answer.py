@@ -13,7 +13,7 @@ from dbrouter.cli.common import add_common, connect_kb
 from dbrouter.console import err, shown
 from dbrouter.errors import USER_ERRORS, DbrouterError
 from dbrouter.linking.columns import render_schema
-from dbrouter.linking.linker import link
+from dbrouter.linking.link import link
 from dbrouter.llm import LLMClient
 from dbrouter.routing.route import route
 from dbrouter.sources.base import NoDataSource

@@ -20,6 +20,8 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Protocol, Sequence
 
+from dbrouter.answer.results import format_observation
+from dbrouter.answer.runners import execute
 from dbrouter.errors import DbrouterError
 from dbrouter.linking.columns import SchemaColumn
 from dbrouter.linking.linker import LinkedSchema
@@ -252,12 +254,11 @@ def kb_environment(con, target: "Target | None", db: str, sql_timeout: float = 1
     Returns:
         :class:`AgentEnvironment` over ``db``.
     """
-    from dbrouter.answer import execution
     from dbrouter.linking import columns
     from dbrouter.linking.linker import link_schema
 
     def run_sql(sql: str) -> str:
-        return execution.format_observation(execution.execute(target, sql, timeout=sql_timeout))
+        return format_observation(execute(target, sql, timeout=sql_timeout))
 
     def retrieve(text: str, k: int, exclude: Sequence[str]) -> list[SchemaColumn]:
         return [s.column for s in columns.retrieve_columns(con, text, db, k=k, exclude=exclude)]

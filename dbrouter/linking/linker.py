@@ -167,35 +167,6 @@ def link_schema(con, question: str, db: str, threshold: float | None = None, tab
                         notes=[f"{len(cols)} of {len(names)} columns linked without an LLM"])
 
 
-NO_LLM_FOR_AGENT = ("the agent linker needs an LLM (DBROUTER_LLM_BASE_URL is unset): the schema was linked by "
-                    "the LLM-free linker")
-
-
-def link(con, question: str, db: str, linker: str = "retrieval", llm=None, target=None) -> LinkedSchema:
-    """Link with the chosen linker (what ``dbrouter link`` and ``dbrouter ask`` call).
-
-    Args:
-        con: connection from :func:`dbrouter.connect`.
-        question: the question.
-        db: the database.
-        linker: ``retrieval`` (LLM-free) or ``agent``.
-        llm: the LLM client (None = not configured: the agent is replaced by the LLM-free linker,
-            and the first note says so).
-        target: where the agent's exploration SQL runs (None = the database has no data source).
-
-    Returns:
-        The :class:`LinkedSchema`.
-    """
-    if linker == "agent" and llm is not None:
-        from dbrouter.linking.agent import link_schema_agent
-
-        return link_schema_agent(con, llm, target, question, db)
-    linked = link_schema(con, question, db)
-    if linker == "agent":
-        linked.notes.insert(0, NO_LLM_FOR_AGENT)
-    return linked
-
-
 def question_vector(con, question: str) -> np.ndarray:
     """The question's unit vector from the connection's embedder (the KB's).
 

@@ -8,10 +8,11 @@ import time
 
 import pytest
 
-from dbrouter.answer import execution
+from dbrouter.answer import runners as execution
 from dbrouter.linking.agent import link_schema_agent
 from dbrouter.linking.columns import retrieve_columns
 from dbrouter.llm import LLMClient
+from dbrouter.sources.base import NoDataSource
 from tests.fake_llm import Broken, FakeLLM
 
 QUESTION = "What is the average capacity of the stadiums that hosted a concert in 2014?"
@@ -88,7 +89,7 @@ def test_agent_links_on_the_demo_kb_and_leaves_the_database_untouched(kb_con, tm
 
 
 def test_database_without_data_cannot_be_explored(kb_con, tmp_path):
-    with pytest.raises(execution.NoDataSource):
+    with pytest.raises(NoDataSource):
         execution.target_for(kb_con, "college_3")
     script = [turn("@explore_schema(SELECT * FROM course)", "@retrieve_schema(department name)"),
               turn("@stop()")]

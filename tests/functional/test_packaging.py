@@ -1,0 +1,65 @@
+"""dbrouter as a user gets it: a wheel installed outside the checkout builds and routes the demo KB.
+
+The wheel carries the dbt project (setup.py copies it into ``dbrouter/dbt_project/``); the test
+installs it into a fresh virtualenv (its dependencies come from the project's venv through a
+``.pth`` path entry, so nothing is downloaded) and runs ``dbrouter build`` from a directory that
+holds only the demo's sources, then ``dbrouter route``.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT, copy_demo
+
+pytestmark = pytest.mark.slow
+
+
+def _run(cmd: list[str], cwd: Path, env: dict | None = None) -> subprocess.CompletedProcess:
+    proc = subprocess.run(cmd, cwd=str(cwd), capture_output=True, text=True, env={**os.environ, **(env or {})})
+    assert proc.returncode == 0, f"{' '.join(cmd)} exited {proc.returncode}\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
+    return proc
+
+
+def test_wheel_installed_outside_the_checkout_builds_and_routes_the_demo(tmp_path):
+    wheels = tmp_path / "wheels"
+    _run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation", "-w", str(wheels),
+          str(ROOT)], tmp_path)
+    (wheel,) = wheels.glob("dbrouter-*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    for item in ("dbt_project.yml", "models/marts/kb/kb_databases.sql", "macros/utils/get_var.sql",
+                 "profiles.example.yml", "tests/dbt/assert_join_edges_are_symmetric.sql"):
+        assert f"dbrouter/dbt_project/{item}" in names, item
+    assert not any(n.startswith("dbrouter/dbt_project/target/") for n in names)
+
+    venv = tmp_path / "venv"
+    _run([sys.executable, "-m", "venv", str(venv)], tmp_path)
+    site = Path(subprocess.check_output([str(venv / "bin" / "python"), "-c",
+                                         "import sysconfig; print(sysconfig.get_paths()['purelib'])"], text=True).strip())
+    (site / "zz_project_deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    _run([str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", "--no-deps", "--no-index", str(wheel)], tmp_path)
+    dbt = venv / "bin" / "dbt"  # what pip writes for dbt-core's entry point
+    dbt.write_text(f"#!{venv / 'bin' / 'python'}\n" + Path(sys.executable).with_name("dbt").read_text().split("\n", 1)[1])
+    dbt.chmod(0o755)
+
+    work = tmp_path / "elsewhere"
+    work.mkdir()
+    sources = copy_demo(work)
+    env = {"DBROUTER_EMBEDDER": "hash", "DBROUTER_PROJECT_DIR": "", "PYTHONPATH": ""}
+    probe = _run([str(venv / "bin" / "python"), "-c", "import dbrouter.kb.dbt_runner as r; print(r.project_dir())"],
+                 work, env)
+    assert probe.stdout.strip() == str(site / "dbrouter" / "dbt_project")
+    _run([str(venv / "bin" / "dbrouter"), "build", "--sources", str(sources), "--warehouse", "kb.duckdb"], work, env)
+    out = _run([str(venv / "bin" / "dbrouter"), "route", "--warehouse", "kb.duckdb", "--k", "1", "--json",
+                "Which orchestra has the most performances?"], work, env)
+    assert '"db_id": "orchestra"' in out.stdout
+    assert not (site / "dbrouter" / "dbt_project" / "target").exists()  # dbt writes next to the warehouse
+    shutil.rmtree(venv)
