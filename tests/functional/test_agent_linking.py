@@ -9,6 +9,7 @@ import time
 import pytest
 
 from dbrouter.answer import runners as execution
+from dbrouter.answer.results import format_observation
 from dbrouter.linking.agent import link_schema_agent
 from dbrouter.linking.columns import retrieve_columns
 from dbrouter.llm import LLMClient
@@ -132,7 +133,7 @@ def test_the_prompt_example_queries_run_on_each_dialect(kb_con, db, table, colum
     target = execution.target_for(kb_con, db)
     for sql in EXPLORE_EXAMPLES[target.dialect]:
         real = sql.replace("orders", table).replace("status", column)
-        observation = execution.format_observation(execution.execute(target, real, timeout=10))
+        observation = format_observation(execution.execute(target, real, timeout=10))
         assert "ERROR" not in observation, (real, observation)
 
 

@@ -24,7 +24,9 @@ pytestmark = pytest.mark.slow
 
 
 def _run(cmd: list[str], cwd: Path, env: dict | None = None) -> subprocess.CompletedProcess:
-    proc = subprocess.run(cmd, cwd=str(cwd), capture_output=True, text=True, env={**os.environ, **(env or {})})
+    """Run ``cmd`` outside any checkout path: no PYTHONPATH, no project dir from the environment."""
+    clean = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "DBROUTER_PROJECT_DIR")}
+    proc = subprocess.run(cmd, cwd=str(cwd), capture_output=True, text=True, env={**clean, **(env or {})})
     assert proc.returncode == 0, f"{' '.join(cmd)} exited {proc.returncode}\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
     return proc
 
@@ -42,10 +44,11 @@ def test_wheel_installed_outside_the_checkout_builds_and_routes_the_demo(tmp_pat
 
     venv = tmp_path / "venv"
     _run([sys.executable, "-m", "venv", str(venv)], tmp_path)
-    site = Path(subprocess.check_output([str(venv / "bin" / "python"), "-c",
-                                         "import sysconfig; print(sysconfig.get_paths()['purelib'])"], text=True).strip())
+    site = Path(_run([str(venv / "bin" / "python"), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                     tmp_path).stdout.strip())
     (site / "zz_project_deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
-    _run([str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", "--no-deps", "--no-index", str(wheel)], tmp_path)
+    _run([str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", "--no-deps", "--no-index", "--ignore-installed",
+          str(wheel)], tmp_path)
     dbt = venv / "bin" / "dbt"  # what pip writes for dbt-core's entry point
     dbt.write_text(f"#!{venv / 'bin' / 'python'}\n" + Path(sys.executable).with_name("dbt").read_text().split("\n", 1)[1])
     dbt.chmod(0o755)
@@ -53,7 +56,7 @@ def test_wheel_installed_outside_the_checkout_builds_and_routes_the_demo(tmp_pat
     work = tmp_path / "elsewhere"
     work.mkdir()
     sources = copy_demo(work)
-    env = {"DBROUTER_EMBEDDER": "hash", "DBROUTER_PROJECT_DIR": "", "PYTHONPATH": ""}
+    env = {"DBROUTER_EMBEDDER": "hash"}
     probe = _run([str(venv / "bin" / "python"), "-c", "import dbrouter.kb.dbt_runner as r; print(r.project_dir())"],
                  work, env)
     assert probe.stdout.strip() == str(site / "dbrouter" / "dbt_project")

@@ -26,6 +26,7 @@ import sqlglot
 from sqlglot import exp
 
 import python_udfs.snowflake_udfs as handlers
+import python_udfs.udfs as text_udfs
 from tests.conftest import ROOT
 from tests.fakesnow_server import PROFILE, connect, env_for, running_fakesnow
 
@@ -235,8 +236,8 @@ def test_udf_ddl_creates_python_functions_from_the_staged_code(sf):
         if "language python" not in sql:
             continue
         assert "runtime_version = '3.11'" in sql and "imports = ('@dbrouter_stage/dbrouter_udfs.zip'" in sql
-        handler = re.search(r"handler = 'python_udfs\.snowflake_udfs\.(\w+)'", sql).group(1)
-        assert callable(getattr(handlers, handler)), handler
+        module, handler = re.search(r"handler = 'python_udfs\.(snowflake_udfs|udfs)\.(\w+)'", sql).groups()
+        assert callable(getattr(handlers if module == "snowflake_udfs" else text_udfs, handler)), handler
     assert "embed_hash" in ddl and "embed_phrase_hash" in ddl
     assert embed_call.strip() == "cast(embed(t) as vector(float, 384))"
 

@@ -21,25 +21,22 @@
   {{ return(adapter.dispatch('route_map_from_json_step', 'dbrouter')(mappings, path)) }}
 {%- endmacro %}
 
+{#- One body for every adapter: the JSON array is parsed (json_array_rows) and each mapping given
+    stands. A phrase the phrase model knows no token of has a zero vector and a NaN cosine; the
+    mapping was given, so it stands, with similarity 0 (NaN would poison the semantic score's mean). -#}
 {% macro default__route_map_from_json_step(mappings, path='udf') -%}
-  {{ exceptions.raise_compiler_error("route_map_from_json_step: adapter " ~ adapter.type() ~ " is not supported yet (argument mappings: " ~ mappings ~ "); DuckDB and Snowflake are supported") }}
-{%- endmacro %}
-
-{#- DuckDB: from_json with a structure string turns the array into typed rows in one call. A
-    phrase the phrase model knows no token of has a zero vector and a NaN cosine; the mapping was
-    given, so it stands, with similarity 0 (NaN would poison the semantic score's mean). -#}
-{% macro duckdb__route_map_from_json_step(mappings, path='udf') -%}
-given as materialized (
+{%- do dbrouter.route_path_check('route_map_from_json_step', path) -%}
+{%- set mat = dbrouter.cte_materialized() -%}
+given as {{ mat }} (
     select m.db_id, m.phrase, m.table_name, m.column_name
-    from (select unnest(from_json(coalesce({{ mappings }}, '[]'),
-        '[{"db_id":"VARCHAR","phrase":"VARCHAR","table_name":"VARCHAR","column_name":"VARCHAR"}]')) as m)
+    from {{ dbrouter.json_array_rows("coalesce(" ~ mappings ~ ", '[]')", ['db_id', 'phrase', 'table_name', 'column_name'], 'm') }}
     where m.phrase is not null and trim(m.phrase) <> ''
 ),
-given_phrases as materialized (
+given_phrases as {{ mat }} (
     select distinct g.db_id, lower(trim(g.phrase)) as phrase
     from given as g join candidates as c on c.db_id = g.db_id
 ),
-given_words as materialized (
+given_words as {{ mat }} (
     select db_id, cast(dense_rank() over (partition by db_id order by phrase) - 1 as integer) as word_index, phrase
     from (
         select db_id, phrase from given_phrases
@@ -47,7 +44,7 @@ given_words as materialized (
         select c.db_id, gp.phrase
         from candidates as c cross join given_phrases as gp
         where not exists (select 1 from given_phrases as own where own.db_id = c.db_id)
-    )
+    ) as phrases
 ),
 {%- if path == 'sql' %}
 phrase_texts as (
@@ -55,11 +52,12 @@ phrase_texts as (
 ),
 {{ dbrouter.static_text_vectors_step('phrase_texts', 'phrase_static') }},
 phrase_vectors as (
-    select t.text_id as phrase, cast(s.v_list as float[{{ dbrouter.get_var('dbrouter__embedding_dim') | int }}]) as v from phrase_texts as t left join phrase_static as s on s.text_id = t.text_id
+    select t.text_id as phrase, cast(s.v_list as float[{{ dbrouter.get_var('dbrouter__embedding_dim') | int }}]) as v
+    from phrase_texts as t left join phrase_static as s on s.text_id = t.text_id
 ),
 {%- else %}
 phrase_vectors as (
-    select phrase, embed_phrase(phrase) as v from (select distinct phrase from given_phrases)
+    select phrase, {{ dbrouter.embed_phrase_sql('phrase') }} as v from (select distinct phrase from given_phrases) as distinct_phrases
 ),
 {%- endif %}
 given_mappings as (
@@ -72,49 +70,6 @@ given_mappings as (
     join {{ dbrouter.kb_relation('kb_column_phrases') }} as c
       on c.db_id = g.db_id and lower(c.table_name) = lower(g.table_name) and lower(c.column_name) = lower(g.column_name)
      and c.phrase_model = {{ dbrouter._phrase_model(path) }}
-),
-{{ dbrouter.route_mapping_contract('given_words', 'given_mappings') }}
-{%- endmacro %}
-
-{#- Snowflake: the JSON array is parsed with PARSE_JSON and opened with FLATTEN (a VARIANT per
-    mapping); NaN cosines count 0 as on DuckDB. -#}
-{% macro snowflake__route_map_from_json_step(mappings, path='udf') -%}
-{%- if path != 'udf' -%}
-  {{ exceptions.raise_compiler_error("route_map_from_json_step: adapter " ~ adapter.type() ~ ", argument path '" ~ path ~ "': Snowflake has the UDF path only (the pure-SQL path is DuckDB's)") }}
-{%- endif -%}
-given as (
-    select m.value:db_id::varchar as db_id, m.value:phrase::varchar as phrase,
-        m.value:table_name::varchar as table_name, m.value:column_name::varchar as column_name
-    from table(flatten(input => parse_json(coalesce({{ mappings }}, '[]')))) as m
-    where m.value:phrase::varchar is not null and trim(m.value:phrase::varchar) <> ''
-),
-given_phrases as (
-    select distinct g.db_id, lower(trim(g.phrase)) as phrase
-    from given as g join candidates as c on c.db_id = g.db_id
-),
-given_words as (
-    select db_id, cast(dense_rank() over (partition by db_id order by phrase) - 1 as integer) as word_index, phrase
-    from (
-        select db_id, phrase from given_phrases
-        union
-        select c.db_id, gp.phrase
-        from candidates as c cross join given_phrases as gp
-        where not exists (select 1 from given_phrases as own where own.db_id = c.db_id)
-    )
-),
-phrase_vectors as (
-    select phrase, {{ dbrouter.embed_phrase_sql('phrase') }} as v from (select distinct phrase from given_phrases)
-),
-given_mappings as (
-    select gw.db_id, gw.word_index, c.table_name, c.column_name, c.component, c.declared_component,
-        coalesce(nullif({{ dbrouter.cosine_similarity('c.embedding', 'pv.v') }}, 'NaN'::float), 0) as similarity,
-        gw.phrase as span, false as is_exact, 'given' as match_kind
-    from given as g
-    join given_words as gw on gw.db_id = g.db_id and gw.phrase = lower(trim(g.phrase))
-    join phrase_vectors as pv on pv.phrase = gw.phrase
-    join {{ dbrouter.kb_relation('kb_column_phrases') }} as c
-      on c.db_id = g.db_id and lower(c.table_name) = lower(g.table_name) and lower(c.column_name) = lower(g.column_name)
-     and c.phrase_model = '{{ dbrouter.embedder_label() }}'
 ),
 {{ dbrouter.route_mapping_contract('given_words', 'given_mappings') }}
 {%- endmacro %}

@@ -20,24 +20,11 @@
 {%- endmacro %}
 
 {% macro default__route_mapping_contract(words_cte, mappings_cte) -%}
-cand_words as materialized (
+cand_words as {{ dbrouter.cte_materialized() }} (
     select db_id, cast(word_index as integer) as word_index, phrase
     from {{ words_cte }}
 ),
-mapped as materialized (
-    select db_id, cast(word_index as integer) as word_index, table_name, column_name, component,
-        declared_component, similarity, span, is_exact, match_kind
-    from {{ mappings_cte }}
-)
-{%- endmacro %}
-
-{#- Snowflake has no `materialized` CTE hint. -#}
-{% macro snowflake__route_mapping_contract(words_cte, mappings_cte) -%}
-cand_words as (
-    select db_id, cast(word_index as integer) as word_index, phrase
-    from {{ words_cte }}
-),
-mapped as (
+mapped as {{ dbrouter.cte_materialized() }} (
     select db_id, cast(word_index as integer) as word_index, table_name, column_name, component,
         declared_component, similarity, span, is_exact, match_kind
     from {{ mappings_cte }}

@@ -23,32 +23,30 @@
   {{ return(adapter.dispatch('route_shortlist_step', 'dbrouter')(question, depth, path)) }}
 {%- endmacro %}
 
+{#- One body for every adapter. The dialect differences are expressions: cte_materialized (a
+    hint DuckDB has), top_n_rank / top_n_avg / top_value (DuckDB's one-pass list_avg(max(x, n))
+    and tuple arg_max; elsewhere a ROW_NUMBER per (database, kind) that picks the same rows and
+    breaks ties on the larger label), embed_sql and runtime_embedder (the question's vector and
+    the embedder its documents must carry). -#}
 {% macro default__route_shortlist_step(question, depth, path='udf') -%}
-  {{ exceptions.raise_compiler_error("route_shortlist_step: adapter " ~ adapter.type() ~ " is not supported yet (argument question: " ~ question ~ "); DuckDB and Snowflake are supported") }}
-{%- endmacro %}
-
-{#- DuckDB: list_avg(max(x, n)) averages the top n per group in one pass, and `materialized`
-    keeps the question embedding and the ranking from being recomputed per reference. Every
-    arg_max orders by (value, label) so that ties pick the same label on every run. -#}
-{% macro duckdb__route_shortlist_step(question, depth, path='udf') -%}
+{%- do dbrouter.route_path_check('route_shortlist_step', path) -%}
 {%- set w_ex = dbrouter.get_var('dbrouter__weight_example') | float -%}
 {%- set maxc = dbrouter.get_var('dbrouter__max_question_chars') | int -%}
+{%- set mat = dbrouter.cte_materialized() -%}
 {%- if path == 'sql' %}
 q_text as (
     select 0 as text_id, dbrouter_sql_content_text(left(cast({{ question }} as varchar), {{ maxc }})) as text
 ),
 {{ dbrouter.static_text_vectors_step('q_text', 'q_vec') }},
-q as materialized (
+q as {{ mat }} (
     select cast((select v_list from q_vec) as float[{{ dbrouter.get_var('dbrouter__embedding_dim') | int }}]) as v,
         (select vector_label from {{ dbrouter.kb_relation('kb_static_model') }}) as model
 ),
-{%- elif path == 'udf' %}
-q as materialized (
-    select embed(left(cast({{ question }} as varchar), {{ maxc }})) as v,
-        dbrouter_embedder() as model
-),
 {%- else %}
-  {{ exceptions.raise_compiler_error("route_shortlist_step: adapter " ~ adapter.type() ~ ", argument path must be 'udf' or 'sql', got " ~ path) }}
+q as {{ mat }} (
+    select {{ dbrouter.embed_sql("left(cast(" ~ question ~ " as varchar), " ~ maxc ~ ")") }} as v,
+        {{ dbrouter.runtime_embedder() }} as model
+),
 {%- endif %}
 hits as (
     select d.db_id, d.doc_kind, d.doc_label, {{ dbrouter.cosine_similarity('d.embedding', 'q.v') }} as sim
@@ -56,86 +54,26 @@ hits as (
     where q.v is not null and d.embedding_model = q.model
       and d.doc_kind in ('database', 'table', 'column', 'example')
 ),
-per_db as (
-    select
-        db_id,
-        max(sim) filter (where doc_kind = 'database') as s_database,
-        list_avg(max(sim, {{ dbrouter.get_var('dbrouter__top_tables') }}) filter (where doc_kind = 'table')) as s_table,
-        list_avg(max(sim, {{ dbrouter.get_var('dbrouter__top_columns') }}) filter (where doc_kind = 'column')) as s_column,
-        max(sim) filter (where doc_kind = 'example') as s_example,
-        arg_max(doc_label, (sim, doc_label)) filter (where doc_kind = 'table') as top_table,
-        arg_max(doc_label, (sim, doc_label)) filter (where doc_kind = 'column') as top_column,
-        arg_max(doc_label, (sim, doc_label)) filter (where doc_kind = 'example') as top_example_sql
-    from hits
-    group by db_id
-),
-example_votes as (
-    select db_id, count(*) * 1.0 / {{ dbrouter.get_var('dbrouter__example_votes') | int }} as example_votes
-    from (select db_id, sim, row_number() over (order by sim desc, doc_label) as rn from hits where doc_kind = 'example')
-    where rn <= {{ dbrouter.get_var('dbrouter__example_votes') | int }} and sim >= {{ dbrouter.get_var('dbrouter__example_floor') | float }}
-    group by db_id
-),
-fused as (
-    select *,
-        (s_schema + {{ w_ex }} * t.trusted * coalesce(s_example, s_schema + t.gap))
-        / (1.0 + {{ w_ex }} * t.trusted) as score
-    from (select p.*, coalesce(v.example_votes, 0) as example_votes,
-              {{ dbrouter.schema_score('p.s_database', 'p.s_table', 'p.s_column') }} as s_schema
-          from per_db as p left join example_votes as v on v.db_id = p.db_id)
-    cross join (select coalesce(max({{ 'static_' if path == 'sql' else '' }}example_gap), 0) as gap,
-                    coalesce(max(examples_trusted), 0) as trusted
-                from {{ dbrouter.kb_relation('kb_routing_calibration') }}) as t
-),
-shortlist as materialized (
-    select *, cast(row_number() over (order by score desc, db_id) as integer) as shortlist_rank
-    from fused
-),
-candidates as materialized (
-    select db_id, score, shortlist_rank from shortlist
-    where shortlist_rank <= greatest(coalesce({{ depth }}, {{ dbrouter.get_var('dbrouter__shortlist_k') | int }}), 1)
-)
-{%- endmacro %}
-
-{#- Snowflake: no list_avg(max(x, n)), FILTER or tuple arg_max, so the top-n means and the top
-    labels come from one ROW_NUMBER per (database, kind); ties pick the larger label, as the
-    DuckDB arg_max over (sim, label) does. The question is embedded by embed_sql (Cortex or the
-    Python UDF) and compared with VECTOR_COSINE_SIMILARITY; vectors are matched by the label
-    embedder_label() gives at build time. No `materialized` CTE hint exists: Snowflake decides. -#}
-{% macro snowflake__route_shortlist_step(question, depth, path='udf') -%}
-{%- if path != 'udf' -%}
-  {{ exceptions.raise_compiler_error("route_shortlist_step: adapter " ~ adapter.type() ~ ", argument path '" ~ path ~ "': Snowflake has the UDF path only (the pure-SQL path is DuckDB's)") }}
-{%- endif -%}
-{%- set w_ex = dbrouter.get_var('dbrouter__weight_example') | float -%}
-q as (
-    select {{ dbrouter.embed_sql("left(cast(" ~ question ~ " as varchar), " ~ (dbrouter.get_var('dbrouter__max_question_chars') | int) ~ ")") }} as v,
-        '{{ dbrouter.embedder_label() }}' as model
-),
-hits as (
-    select d.db_id, d.doc_kind, d.doc_label, {{ dbrouter.cosine_similarity('d.embedding', 'q.v') }} as sim
-    from {{ dbrouter.kb_relation('kb_document_embeddings') }} as d, q
-    where q.v is not null and d.embedding_model = q.model
-      and d.doc_kind in ('database', 'table', 'column', 'example')
-),
 ranked_hits as (
-    select *, row_number() over (partition by db_id, doc_kind order by sim desc, doc_label desc) as rn
+    select *, {{ dbrouter.top_n_rank('db_id, doc_kind', 'sim desc, doc_label desc') }} as rn
     from hits
 ),
 per_db as (
     select
         db_id,
         max(case when doc_kind = 'database' then sim end) as s_database,
-        avg(case when doc_kind = 'table' and rn <= {{ dbrouter.get_var('dbrouter__top_tables') | int }} then sim end) as s_table,
-        avg(case when doc_kind = 'column' and rn <= {{ dbrouter.get_var('dbrouter__top_columns') | int }} then sim end) as s_column,
+        {{ dbrouter.top_n_avg('sim', dbrouter.get_var('dbrouter__top_tables') | int, "doc_kind = 'table'") }} as s_table,
+        {{ dbrouter.top_n_avg('sim', dbrouter.get_var('dbrouter__top_columns') | int, "doc_kind = 'column'") }} as s_column,
         max(case when doc_kind = 'example' then sim end) as s_example,
-        max(case when doc_kind = 'table' and rn = 1 then doc_label end) as top_table,
-        max(case when doc_kind = 'column' and rn = 1 then doc_label end) as top_column,
-        max(case when doc_kind = 'example' and rn = 1 then doc_label end) as top_example_sql
+        {{ dbrouter.top_value('doc_label', 'sim', 'doc_label', "doc_kind = 'table'") }} as top_table,
+        {{ dbrouter.top_value('doc_label', 'sim', 'doc_label', "doc_kind = 'column'") }} as top_column,
+        {{ dbrouter.top_value('doc_label', 'sim', 'doc_label', "doc_kind = 'example'") }} as top_example_sql
     from ranked_hits
     group by db_id
 ),
 example_votes as (
     select db_id, count(*) * 1.0 / {{ dbrouter.get_var('dbrouter__example_votes') | int }} as example_votes
-    from (select db_id, sim, row_number() over (order by sim desc, doc_label) as rn from hits where doc_kind = 'example')
+    from (select db_id, sim, row_number() over (order by sim desc, doc_label) as rn from hits where doc_kind = 'example') as ranked
     where rn <= {{ dbrouter.get_var('dbrouter__example_votes') | int }} and sim >= {{ dbrouter.get_var('dbrouter__example_floor') | float }}
     group by db_id
 ),
@@ -145,15 +83,16 @@ fused as (
         / (1.0 + {{ w_ex }} * t.trusted) as score
     from (select p.*, coalesce(v.example_votes, 0) as example_votes,
               {{ dbrouter.schema_score('p.s_database', 'p.s_table', 'p.s_column') }} as s_schema
-          from per_db as p left join example_votes as v on v.db_id = p.db_id)
-    cross join (select coalesce(max(example_gap), 0) as gap, coalesce(max(examples_trusted), 0) as trusted
+          from per_db as p left join example_votes as v on v.db_id = p.db_id) as scored
+    cross join (select coalesce(max({{ 'static_' if path == 'sql' else '' }}example_gap), 0) as gap,
+                    coalesce(max(examples_trusted), 0) as trusted
                 from {{ dbrouter.kb_relation('kb_routing_calibration') }}) as t
 ),
-shortlist as (
+shortlist as {{ mat }} (
     select *, cast(row_number() over (order by score desc, db_id) as integer) as shortlist_rank
     from fused
 ),
-candidates as (
+candidates as {{ mat }} (
     select db_id, score, shortlist_rank from shortlist
     where shortlist_rank <= greatest(coalesce({{ depth }}, {{ dbrouter.get_var('dbrouter__shortlist_k') | int }}), 1)
 )
