@@ -41,10 +41,12 @@ demo: setup
 
 test: setup
 	$(BIN)/ruff check dbrouter python_udfs tests scripts
+	$(BIN)/ty check
 	$(BIN)/python -m pytest -q
 
 lint: setup
 	$(BIN)/ruff check dbrouter python_udfs tests scripts
+	$(BIN)/ty check
 
 clean:
 	rm -rf .dbrouter target logs

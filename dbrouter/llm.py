@@ -21,9 +21,10 @@ import json
 import os
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, TypeVar
+from typing import TypeVar
 
 from dbrouter.errors import DbrouterError
 
@@ -85,7 +86,7 @@ class LLMClient:
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
 
     @classmethod
-    def from_env(cls) -> "LLMClient | None":
+    def from_env(cls) -> LLMClient | None:
         """The configured client, or None when ``DBROUTER_LLM_BASE_URL`` is not set."""
         base = os.environ.get("DBROUTER_LLM_BASE_URL", "").strip()
         if not base:
@@ -204,7 +205,7 @@ class LLMClient:
         with self._lock:
             self.stats.calls += 1
         try:
-            resp = client.chat.completions.create(model=self.model, messages=messages, temperature=temperature)
+            resp = client.chat.completions.create(model=self.model, messages=messages, temperature=temperature)  # ty: ignore[invalid-argument-type] - plain role/content dicts
             answer = resp.choices[0].message.content or ""
         except Exception as exc:  # openai raises many classes: connection, timeout, status
             budget_cut = isinstance(exc, openai.APITimeoutError) and timeout < self.timeout

@@ -24,9 +24,10 @@ import os
 import re
 import threading
 import time
+from collections.abc import Generator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator, Protocol, Sequence
+from typing import Protocol
 
 import numpy as np
 import pyarrow as pa
@@ -141,6 +142,7 @@ class MiniLMEmbedder:
         if self._model is None:
             try:
                 import transformers
+                import transformers.utils.logging
                 from sentence_transformers import SentenceTransformer
 
                 transformers.utils.logging.disable_progress_bar()  # no "Loading weights" bar per CLI call
@@ -183,7 +185,7 @@ DISTILL_MINUTES = "about 20 s on an idle 2-core machine, up to 2.5 min on a busy
 
 
 @contextlib.contextmanager
-def heartbeat(label: str, every: float = 15.0) -> Iterator[None]:
+def heartbeat(label: str, every: float = 15.0) -> Generator[None, None, None]:
     """Print ``label (N s so far)`` to stderr every ``every`` seconds while the block runs, so a
     long one-time step (model distillation, the first model load) never looks hung.
 
@@ -409,7 +411,7 @@ def static_piece_vectors(pieces: Sequence[str | None], name: str | None = None) 
     emb = get_phrase_embedder(name)
     if isinstance(emb, HashEmbedder):
         return [emb.feature_vector(p) if p else None for p in pieces]
-    return emb.piece_vectors(pieces)  # type: ignore[attr-defined]
+    return emb.piece_vectors(pieces)  # ty: ignore[missing-attribute] - the static embedders have it
 
 
 def embed_texts(texts: Sequence[str | None], embedder: Embedder) -> list[np.ndarray | None]:
@@ -426,7 +428,7 @@ def embed_texts(texts: Sequence[str | None], embedder: Embedder) -> list[np.ndar
     todo = [i for i, t in enumerate(cleaned) if t is not None]
     out: list[np.ndarray | None] = [None] * len(cleaned)
     if todo:
-        vecs = embedder.encode([cleaned[i] for i in todo])
+        vecs = embedder.encode([cleaned[i] or "" for i in todo])
         for i, vec in zip(todo, vecs):
             out[i] = vec
     return out

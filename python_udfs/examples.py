@@ -113,7 +113,7 @@ def parse_sql(sql: str | None, schema: dict[str, list[str]] | None = None
     usage = sql_usage(sql, schema)
     if usage.error:
         return [], [], [], False
-    tree = sqlglot.parse_one(sql, read="sqlite")
+    tree = sqlglot.parse_one(sql or "", read="sqlite")
     alias = {(t.alias or t.name).lower(): t.name for t in tree.find_all(exp.Table) if t.name}
     tables, columns = usage.tables, usage.columns
     entities: list[str] = []

@@ -12,8 +12,8 @@ Builds embed thousands of documents; there the torch model stays (batched, multi
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 

@@ -16,16 +16,7 @@ import re
 
 # Stop words, question words and SQL-ish words of the phrase-mapping method's exclusion list
 # (SQL keywords, functions, "number of"/"how many"/"list all", general modifiers, stop words).
-STOP_WORDS = frozenset("""
-a an the of in on at for to by with from into onto about as and or but not no nor is are was were be been being am
-do does did done have has had having that this these those there here their its it they them he she his her him we our
-you your i me my us what which who whom whose where when why how many much list show give find return get tell display
-provide report all each every any some both either neither other others another same such only also just than then too
-very number numbers count counts total average avg sum maximum minimum max min mean highest lowest largest smallest
-biggest greatest most least more less fewer greater larger smaller bigger longer shorter higher lower different distinct
-unique various respective corresponding order ordered sort sorted ascending descending alphabetical alphabetically between
-whether if so can could would should will shall may might must please let know
-""".split())
+STOP_WORDS = frozenset(["a", "an", "the", "of", "in", "on", "at", "for", "to", "by", "with", "from", "into", "onto", "about", "as", "and", "or", "but", "not", "no", "nor", "is", "are", "was", "were", "be", "been", "being", "am", "do", "does", "did", "done", "have", "has", "had", "having", "that", "this", "these", "those", "there", "here", "their", "its", "it", "they", "them", "he", "she", "his", "her", "him", "we", "our", "you", "your", "i", "me", "my", "us", "what", "which", "who", "whom", "whose", "where", "when", "why", "how", "many", "much", "list", "show", "give", "find", "return", "get", "tell", "display", "provide", "report", "all", "each", "every", "any", "some", "both", "either", "neither", "other", "others", "another", "same", "such", "only", "also", "just", "than", "then", "too", "very", "number", "numbers", "count", "counts", "total", "average", "avg", "sum", "maximum", "minimum", "max", "min", "mean", "highest", "lowest", "largest", "smallest", "biggest", "greatest", "most", "least", "more", "less", "fewer", "greater", "larger", "smaller", "bigger", "longer", "shorter", "higher", "lower", "different", "distinct", "unique", "various", "respective", "corresponding", "order", "ordered", "sort", "sorted", "ascending", "descending", "alphabetical", "alphabetically", "between", "whether", "if", "so", "can", "could", "would", "should", "will", "shall", "may", "might", "must", "please", "let", "know"])
 
 _TOKEN = re.compile(r"[a-z0-9]+")
 _CAMEL = re.compile(r"([a-z])([A-Z])")

@@ -46,6 +46,7 @@ Build-time only, for the pure-SQL query path (the KB materialises what they retu
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import time
 from typing import Any
@@ -121,10 +122,8 @@ def register_udfs(conn: duckdb.DuckDBPyConnection, embedder: str | None = None) 
         return name
 
     for fn in UDF_NAMES:
-        try:
+        with contextlib.suppress(Exception):  # not registered yet
             conn.remove_function(fn)
-        except Exception:  # not registered yet
-            pass
     conn.create_function(
         "embed", _embed, [VARCHAR], duckdb.array_type(FLOAT, DIM),
         type="arrow", null_handling="special", side_effects=False,

@@ -7,7 +7,7 @@ DuckDB) and Snowflake has ``VECTOR_COSINE_SIMILARITY``; this pure version backs 
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import pyarrow as pa

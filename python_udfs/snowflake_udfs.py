@@ -25,7 +25,7 @@ from python_udfs.udfs import TEXT_UDFS, snowflake_type
 # one table of text UDFs; the macro snowflake_udf_statements writes the same table in SQL and
 # tests/unit/test_snowflake.py checks that the two agree.
 UDFS: dict[str, tuple[str, str, str]] = {
-    u.name: (", ".join(f"{a} {snowflake_type(t)}" for a, t in u.args), snowflake_type(u.returns), u.handler.__name__)
+    u.name: (", ".join(f"{a} {snowflake_type(t)}" for a, t in u.args), snowflake_type(u.returns), u.handler.__name__)  # ty: ignore[missing-attribute] - handlers are functions
     for u in TEXT_UDFS
 }
 EMBEDDING_UDFS = ("embed", "embed_phrase")  # handlers embed_<embedder>, embed_phrase_<embedder>

@@ -140,9 +140,7 @@ def resolve_references(snippet: str, schema: Schema) -> tuple[list[str], list[st
         if name.lower() in cols:  # a real column wins over a same-named SQL word (Date, year)
             t, c = cols[name.lower()][0]
             resolved.append(f"{t}.{c}")
-        elif name.lower() in SQL_WORDS or name.isdigit():
-            continue
-        elif name.lower() in tables:
+        elif name.lower() in SQL_WORDS or name.isdigit() or name.lower() in tables:
             continue
         elif tok.startswith(("`", "[", '"')) or "_" in name or re.search(r"[a-z][A-Z]", name):
             problems.append(f"unknown column {name!r}")

@@ -12,8 +12,9 @@ batches on DuckDB, one embedder per handler on Snowflake) and live with their en
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from python_udfs.examples import describe_example as _describe_example
 from python_udfs.examples import normalize_question as _normalize_question

@@ -63,13 +63,13 @@ def main() -> None:
     for db in DUCKDB_DBS:
         build_duckdb(dbdir / f"{db}.sqlite", dbdir / f"{db}.duckdb")
         (dbdir / f"{db}.sqlite").unlink()
-    schemas = {json.loads(l)["db_id"]: json.loads(l) for l in open(args.benchmark / "databases.jsonl")}
+    schemas = {json.loads(l)["db_id"]: json.loads(l) for l in (args.benchmark / "databases.jsonl").read_text().splitlines()}
     for db in SCHEMA_ONLY_DBS:
         (schemadir / f"{db}.json").write_text(json.dumps(schemas[db], indent=1))
     wanted = set(SQLITE_DBS + DUCKDB_DBS + SCHEMA_ONLY_DBS)
     per_db: dict[str, int] = {}
     with open(ROOT / "demo/examples.jsonl", "w", encoding="utf-8") as fh:
-        for line in open(args.benchmark / "train.jsonl"):
+        for line in (args.benchmark / "train.jsonl").read_text().splitlines():
             ex = json.loads(line)
             if ex["db_id"] in wanted and per_db.get(ex["db_id"], 0) < EXAMPLES_PER_DB:
                 per_db[ex["db_id"]] = per_db.get(ex["db_id"], 0) + 1

@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+from pathlib import Path
 
 import duckdb
 import numpy as np
@@ -33,7 +34,7 @@ def signals(bench: str, warehouse: str) -> dict[str, np.ndarray]:
     con.close()
     dbs = sorted({d for d, _, _ in docs})
     idx = {d: i for i, d in enumerate(dbs)}
-    train = [json.loads(line) for line in open(f"{bench}/train.jsonl")]
+    train = [json.loads(line) for line in Path(f"{bench}/train.jsonl").read_text().splitlines()]
     q = get_embedder("minilm").encode([t["question"] for t in train])
     out: dict[str, np.ndarray] = {"dbs": np.array(dbs), "gold": np.array([idx[t["db_id"]] for t in train])}
     for kind in ("database", "table", "column"):
@@ -80,8 +81,8 @@ def main() -> None:
     rows = np.arange(len(gold))
     gap = float(np.mean(np.where(np.isinf(E), 0, E)[rows, gold] - schema[rows, gold]))
     for w in (0.5, 1, 2):
-        plain = lambda e: (schema + w * np.where(np.isinf(e), 0, e)) / (1 + w)  # noqa: E731
-        imputed = lambda e: (schema + w * np.where(np.isinf(e), schema + gap, e)) / (1 + w)  # noqa: E731
+        plain = lambda e, w=w: (schema + w * np.where(np.isinf(e), 0, e)) / (1 + w)  # noqa: E731
+        imputed = lambda e, w=w: (schema + w * np.where(np.isinf(e), schema + gap, e)) / (1 + w)  # noqa: E731
         print(f"w_example={w}: plain in-domain {r1(plain(E)):.4f} cross-domain {r1(plain(e_cross), qmask):.4f} | "
               f"imputed (gap {gap:.3f}) in-domain {r1(imputed(E)):.4f} cross-domain {r1(imputed(e_cross), qmask):.4f}")
 

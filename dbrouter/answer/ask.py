@@ -208,8 +208,9 @@ def _route(con, answer: Answer) -> None:
     from dbrouter.routing.route import route
 
     result = route(con, answer.question, k=3)
-    if not result.candidates:
-        raise DbrouterError(f"no database to answer from: {result.reason or 'routing ranked none'}")
+    if not result.candidates or result.best is None:
+        raise DbrouterError(f"no database to answer from: {result.reason or 'routing ranked none'}"
+                            + ("; pass --db to choose one" if result.candidates else ""))
     answer.db_id, answer.routing = result.best, [c.db_id for c in result.candidates]
 
 

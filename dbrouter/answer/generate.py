@@ -284,9 +284,9 @@ def vote_groups(candidates: list[Candidate], target, dialect: str) -> list[list[
         if not c.ok:
             continue
         if target is None:
-            key = normalise_sql(c.run_sql or c.sql, dialect)
+            key = normalise_sql(c.run_sql or c.sql or "", dialect)
         else:
-            key = ("result", result_key(c.result, has_order_by(c.run_sql, target.dialect)))
+            key = ("result", result_key(c.result, has_order_by(c.run_sql or "", target.dialect)))
         groups.setdefault(key, []).append(c.index)
     return sorted(groups.values(), key=lambda g: (-len(g), g[0]))
 

@@ -51,8 +51,9 @@ def cmd_link(args) -> int:
         db = args.db
         if db is None:
             result = route(con, question, k=1)
-            if not result.candidates:
-                raise DbrouterError(f"no database to link against: {result.reason or 'routing ranked none'}")
+            if not result.candidates or result.best is None:
+                raise DbrouterError(f"no database to link against: {result.reason or 'routing ranked none'}"
+                                    + ("; pass --db to choose one" if result.candidates else ""))
             db = result.best
             err(f"routed to {db} (pass --db to choose)")
         linked = _linked(con, question, db, args.linker)

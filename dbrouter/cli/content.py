@@ -15,7 +15,14 @@ from dbrouter.kb.build import lock_conflict_message
 from dbrouter.kb.dbt_runner import run_dbt
 from dbrouter.kb.tables import add_statement
 from dbrouter.llm import LLMClient
-from dbrouter.retrieval import list_statements, require_database, retrieve_examples, retrieve_statements
+from dbrouter.retrieval import (
+    RetrievedExample,
+    RetrievedStatement,
+    list_statements,
+    require_database,
+    retrieve_examples,
+    retrieve_statements,
+)
 from dbrouter.textin import read_stdin
 
 
@@ -111,9 +118,9 @@ def cmd_retrieve(args) -> int:
     elif not found:
         print("nothing found" if (args.question or "").strip() else "nothing found: the question is empty")
     for f in found if not args.json else []:
-        if args.command == "statements":
+        if isinstance(f, RetrievedStatement):
             print(f"{f.rank}. [{f.db_id}] {f.statement}   score {f.score} (matched: {f.matched_text!r})")
-        else:
+        elif isinstance(f, RetrievedExample):
             print(f"{f.rank}. [{f.db_id}] stage {f.stage}, score {f.score} >= {f.threshold}: {f.question}\n   {f.sql}")
     return 0
 

@@ -11,9 +11,10 @@ from __future__ import annotations
 import argparse
 import os
 import random
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from dbrouter.cli.common import DEFAULT_WAREHOUSE, add_embedder, warehouse_path
 from dbrouter.errors import DbrouterError

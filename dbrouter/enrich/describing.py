@@ -13,8 +13,8 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from dbrouter.enrich.prompts import example_prompt
 from dbrouter.kb.tables import LLM_SCHEMA, ensure_tables
@@ -41,7 +41,7 @@ class DescribeReport(StepReport):
 
 def example_hash(db_id: str, question: str, sql: str) -> str:
     """The example id used by the dbt models: md5(db_id || chr(0) || question || chr(0) || sql)."""
-    return hashlib.md5(f"{db_id}\x00{question}\x00{sql}".encode("utf-8")).hexdigest()
+    return hashlib.md5(f"{db_id}\x00{question}\x00{sql}".encode()).hexdigest()
 
 
 def parse_descriptors(text: str) -> dict | None:

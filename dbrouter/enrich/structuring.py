@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from dbrouter.enrich.prompts import DEFAULT_STATEMENT_EXEMPLARS, statement_prompt
 from dbrouter.kb.tables import LLM_SCHEMA, ensure_tables
@@ -45,7 +45,7 @@ class StructuringReport(StepReport):
 
 def statement_hash(db_id: str, statement: str) -> str:
     """The statement id used by the dbt models: md5(db_id || chr(0) || statement)."""
-    return hashlib.md5(f"{db_id}\x00{statement}".encode("utf-8")).hexdigest()
+    return hashlib.md5(f"{db_id}\x00{statement}".encode()).hexdigest()
 
 
 def parse_answer(text: str) -> tuple[str, str] | None:

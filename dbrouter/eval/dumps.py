@@ -226,7 +226,7 @@ def databases_with_samples(bench_path: Path, databases_file: Path, dest: Path, c
                 for table in obj.get("tables", []):
                     for col in table.get("columns", []):
                         try:
-                            col["samples"] = sample_values(lambda sql: con.execute(sql).fetchall(),
+                            col["samples"] = sample_values(lambda sql, con=con: con.execute(sql).fetchall(),
                                                            quote_ident(table["name"]), col["name"], n, chars)
                         except sqlite3.Error:
                             col["samples"] = []

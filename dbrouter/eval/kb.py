@@ -7,9 +7,10 @@ import json
 import random
 import statistics
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, TypeVar
+from typing import TypeVar
 
 from dbrouter.console import err
 from dbrouter.errors import DbtRunError

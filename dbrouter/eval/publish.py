@@ -7,6 +7,7 @@ on every recorded run (appended the first time); the rest of the file is left as
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import platform
@@ -93,14 +94,11 @@ def machine() -> str:
         Cores, memory, CPU model and Python version, e.g. ``2 cores, 8 GiB, <cpu>, Python 3.11.9``.
     """
     mem = ""
-    try:
-        kb = int(re.search(r"MemTotal:\s+(\d+)", Path("/proc/meminfo").read_text()).group(1))
-        mem = f", {kb / 1024 / 1024:.0f} GiB"
-    except (OSError, AttributeError):
-        pass
+    with contextlib.suppress(OSError):
+        found = re.search(r"MemTotal:\s+(\d+)", Path("/proc/meminfo").read_text())
+        mem = f", {int(found.group(1)) / 1024 / 1024:.0f} GiB" if found else ""
     cpu = platform.processor() or platform.machine()
-    try:
-        cpu = re.search(r"model name\s*:\s*(.+)", Path("/proc/cpuinfo").read_text()).group(1).strip()
-    except (OSError, AttributeError):
-        pass
+    with contextlib.suppress(OSError):
+        found = re.search(r"model name\s*:\s*(.+)", Path("/proc/cpuinfo").read_text())
+        cpu = found.group(1).strip() if found else cpu
     return f"{os.cpu_count()} cores{mem}, {cpu}, Python {platform.python_version()}"

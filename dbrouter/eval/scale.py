@@ -75,8 +75,10 @@ def synthesize(schemas: list[dict], n: int, seed: int = 0) -> list[dict]:
                     fks.append({**fk, "table": rename[fk["table"]], "ref_table": rename[fk["ref_table"]]})
         names = [t["name"] for t in tables]
         if len(set(names)) != len(names):  # the same real schema drawn twice: keep one copy
-            seen: set[str] = set()
-            tables = [t for t in tables if not (t["name"] in seen or seen.add(t["name"]))]
+            first: dict[str, dict] = {}
+            for t in tables:
+                first.setdefault(t["name"], t)
+            tables = list(first.values())
         out.append({"db_id": f"synthetic_{i:05d}", "tables": tables, "foreign_keys": fks})
     return out
 

@@ -92,7 +92,9 @@ def _start(warehouse: Path, password: str) -> tuple[subprocess.Popen, int]:
                              "--host", "127.0.0.1", "--port", "0", "--password-env", "DBROUTER_EVAL_SERVE_PASSWORD"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
     found: list[str] = []
-    reader = threading.Thread(target=lambda: found.append(proc.stderr.readline()), daemon=True)
+    stderr = proc.stderr
+    assert stderr is not None, "started with stderr=PIPE"
+    reader = threading.Thread(target=lambda: found.append(stderr.readline()), daemon=True)
     reader.start()
     reader.join(START_TIMEOUT)
     match = _LISTENING.search(found[0]) if found else None
@@ -124,7 +126,8 @@ def _client(port: int, password: str, work: list[tuple[str, str]], next_index, r
             question, db_id = work[i % len(work)]
             t = time.perf_counter()
             try:
-                got = con.execute("select route_query(%s)", [question]).fetchone()[0]
+                row = con.execute("select route_query(%s)", [question]).fetchone()
+                got = row[0] if row else None
                 results.append(((time.perf_counter() - t) * 1000, got == db_id, None))
             except psycopg.Error as exc:
                 results.append(((time.perf_counter() - t) * 1000, False, str(exc)))

@@ -153,7 +153,7 @@ def eval_statements(bench: Benchmark, workdir: Path, embedder: str | None, limit
         scored = scored[:limit] if limit else scored
         log(f"{len(with_evidence)} test questions with evidence; {len(scored)} have a gold statement in the repository")
         scores = {m: Scores() for m in METHODS}
-        qvecs = get_embedder(embedder).encode([canonicalize(q.question) for q, _ in scored]) if scored else []
+        qvecs = get_embedder(embedder).encode([canonicalize(q.question) or "" for q, _ in scored]) if scored else []
         sbr_ms = []
         for i, (q, gold) in enumerate(scored):
             items = repo[q.db_id]

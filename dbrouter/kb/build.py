@@ -35,9 +35,10 @@ import shutil
 import signal
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
 from dbrouter.errors import USER_ERRORS, DbrouterError, DbtRunError
 from dbrouter.kb.dbt_runner import Interrupted, dbt_workdir, run_dbt
@@ -117,7 +118,9 @@ def kb_problems(con) -> list[str]:
     Checks that the route functions exist and that every database of ``kb_databases`` with tables
     is in ``kb_tables`` (with as many tables), ``kb_columns`` and ``kb_column_phrases`` (when it
     has columns) and ``kb_document_embeddings``, and that those tables name no database missing
-    from ``kb_databases``: what a build stopped half-way through the marts leaves behind.
+    from ``kb_databases``: what a build stopped half-way through the marts leaves behind. The
+    same invariants are the dbt singular test ``assert_marts_cover_the_same_databases``, which a
+    package user's ``dbt build`` runs; this check also covers a build whose dbt tests never ran.
 
     Args:
         con: a DuckDB connection to the warehouse.

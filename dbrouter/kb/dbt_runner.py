@@ -4,6 +4,7 @@ and the caller's never share a DuckDB file handle). dbt is stopped with its call
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import ctypes.util
 import os
@@ -13,8 +14,8 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from dbrouter.errors import DbtRunError
 
@@ -209,10 +210,8 @@ def _die_with_parent_fn() -> Callable[[], None] | None:
 
 def _signal_group(pgid: int, signum: int) -> None:
     """Send ``signum`` to process group ``pgid``; a group that is gone is fine."""
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, signum)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 def _run_stoppable(cmd: list[str], env: dict[str, str], cwd: str, quiet: bool,

@@ -13,9 +13,9 @@ from __future__ import annotations
 import json
 import sys
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable
 
 import pyarrow as pa
 

@@ -24,8 +24,9 @@ import os
 import sys
 import tempfile
 import zipfile
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from dbrouter.errors import DbrouterError
 from dbrouter.sources.snowflake import SnowflakeConfigError, connector

@@ -17,8 +17,9 @@ so the loop runs on fakes in tests; :func:`kb_environment` builds the real one o
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable, Protocol, Sequence
+from typing import TYPE_CHECKING, Protocol
 
 from dbrouter.answer.results import format_observation
 from dbrouter.answer.runners import execute
@@ -241,7 +242,7 @@ class _Turn:
     stop: bool = False
 
 
-def kb_environment(con, target: "Target | None", db: str, sql_timeout: float = 10.0) -> AgentEnvironment:
+def kb_environment(con, target: Target | None, db: str, sql_timeout: float = 10.0) -> AgentEnvironment:
     """The real environment: KB column retrieval and safe execution on ``target``.
 
     Args:
@@ -258,6 +259,7 @@ def kb_environment(con, target: "Target | None", db: str, sql_timeout: float = 1
     from dbrouter.linking.linker import link_schema
 
     def run_sql(sql: str) -> str:
+        assert target is not None, "run_sql is offered only when the database has a data source"
         return format_observation(execute(target, sql, timeout=sql_timeout))
 
     def retrieve(text: str, k: int, exclude: Sequence[str]) -> list[SchemaColumn]:
@@ -271,7 +273,7 @@ def kb_environment(con, target: "Target | None", db: str, sql_timeout: float = 1
                             dialect=target.dialect if target is not None else None, sql_timeout=sql_timeout)
 
 
-def link_schema_agent(con, llm: ChatModel | None, target: "Target | None", question: str, db: str, n_initial: int = 30,
+def link_schema_agent(con, llm: ChatModel | None, target: Target | None, question: str, db: str, n_initial: int = 30,
                       m: int = 3, max_turns: int = 10, sql_timeout: float = 10.0) -> LinkedSchema:
     """Link ``question`` to columns of ``db`` with the AutoLink agent.
 

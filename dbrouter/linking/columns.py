@@ -8,8 +8,8 @@ macro (``macros/routing/retrieve_columns_function.sql``); this module wraps it a
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Iterable
 
 _COLUMN_FIELDS = ("table_name, column_name, data_type, is_primary_key, is_foreign_key, references_text, "
                   "coalesce(column_description, value_description), sample_values")

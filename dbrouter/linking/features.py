@@ -44,8 +44,7 @@ _IDENT = re.compile(r"[a-z0-9_]+")
 _NON_ALNUM = re.compile(r"[^a-z0-9]")
 _CAMEL = re.compile(r"([a-z])([A-Z])")
 _STOP = frozenset(
-    "the a an of in on for to and or is are was were what which who how many much with by from at as that this "
-    "these those do does did name names list show give find all each their its be have has number count id".split())
+    ["the", "a", "an", "of", "in", "on", "for", "to", "and", "or", "is", "are", "was", "were", "what", "which", "who", "how", "many", "much", "with", "by", "from", "at", "as", "that", "this", "these", "those", "do", "does", "did", "name", "names", "list", "show", "give", "find", "all", "each", "their", "its", "be", "have", "has", "number", "count", "id"])
 
 
 def _stem(w: str) -> str:

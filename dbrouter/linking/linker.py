@@ -97,8 +97,8 @@ def join_path_keys(tables: list[str], edges: list[tuple[str, str, str, str, bool
                     prev[v] = (u, cu, cv)
                     queue.append(v)
         node = found
-        while node is not None and prev[node] is not None:
-            u, cu, cv = prev[node]
+        while node is not None and (step := prev[node]) is not None:
+            u, cu, cv = step
             keys.update((f"{u}.{cu}", f"{node}.{cv}"))
             tree.add(u)
             node = u

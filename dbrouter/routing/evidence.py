@@ -20,7 +20,7 @@ from dbrouter.errors import EvidenceError
 STAGES = ("reranked", "shortlist")
 
 
-def _require(obj: Any, cls: type, where: str) -> dict[str, Any]:
+def _require(obj: Any, cls: Any, where: str) -> dict[str, Any]:
     """The values of ``cls``'s fields taken from ``obj``; raise naming the first missing key.
 
     Args:
@@ -127,7 +127,7 @@ class RouteEvidence:
         try:
             obj = json.loads(raw) if isinstance(raw, str) else raw
         except json.JSONDecodeError as exc:
-            raise EvidenceError(f"route evidence is not JSON ({exc}): {raw[:80]!r}") from exc
+            raise EvidenceError(f"route evidence is not JSON ({exc}): {str(raw)[:80]!r}") from exc
         values = _require(obj, cls, "evidence")
         if values["stage"] not in STAGES:
             raise EvidenceError(f"route evidence: unknown stage {values['stage']!r} (expected {' or '.join(STAGES)})")

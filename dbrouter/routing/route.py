@@ -67,7 +67,7 @@ def route(con, question: str | None, k: int = 5) -> RouteResult:
 
 
 def route_with_llm(con, llm, question: str | None, k: int = 5, shortlist_k: int | None = None
-                   ) -> tuple[RouteResult, "MappingReport"]:
+                   ) -> tuple[RouteResult, MappingReport]:
     """Route with LLM phrase mappings for the shortlisted databases (the method's step 2).
 
     The shortlist and the scoring (the learned ranker over the candidates' signals) stay in SQL

@@ -221,6 +221,7 @@ class KnowledgeBase:
         self.refresh()
         self._lock.acquire_read()
         try:
+            assert self._con is not None, "refresh() opened the warehouse"
             cur = self._con.cursor()
             if self._path_ddl:
                 cur.execute(self._path_ddl)
@@ -249,7 +250,7 @@ def _textual(rel):
     if all(t.id in _PLAIN_TYPES for t in rel.types):
         return rel
     exprs = []
-    for i, (name, t) in enumerate(zip(rel.columns, rel.types)):
+    for name, t in zip(rel.columns, rel.types):
         quoted = '"' + name.replace('"', '""') + '"'
         exprs.append(quoted if t.id in _PLAIN_TYPES else f"CAST({quoted} AS VARCHAR) AS {quoted}")
     return rel.project(", ".join(exprs))
@@ -430,7 +431,7 @@ class KBHandler(BuenaVistaHandler):
 
     def handle_startup(self, conn):
         """Answer a GSSAPI-encryption request with 'N' (as for SSL), then read the real startup."""
-        peek = self.rfile.peek(8)[:8] if hasattr(self.rfile, "peek") else b""
+        peek = self.rfile.peek(8)[:8] if hasattr(self.rfile, "peek") else b""  # ty: ignore[not-callable] - a buffered reader
         if len(peek) == 8 and struct.unpack("!ii", peek)[1] == GSSENC_REQUEST:
             self.rfile.read(8)
             self.wfile.write(b"N")

@@ -21,9 +21,10 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, ClassVar, Iterable, Protocol
+from typing import Any, ClassVar, Protocol
 
 from dbrouter.errors import DbrouterError, SourcesConfigError
 
@@ -266,6 +267,17 @@ def text_setting(entry: dict[str, Any], key: str, where: str, required: bool = F
     return value
 
 
+def required_text(entry: dict[str, Any], key: str, where: str) -> str:
+    """``entry[key]``, which must be a non-empty string.
+
+    Raises:
+        SourcesConfigError: absent or not a non-empty string.
+    """
+    value = text_setting(entry, key, where, required=True)
+    assert value is not None, "text_setting raises for a missing required value"
+    return value
+
+
 def names_setting(entry: dict[str, Any], key: str, where: str, what: str = "names") -> tuple[str, ...]:
     """``entry[key]`` as a tuple of non-empty strings (absent: empty).
 
@@ -304,15 +316,14 @@ def parse_file_entry(kind: str, entry: dict[str, Any], base: Path, where: str) -
     db_id = text_setting(entry, "id", where)
     exclude = names_setting(entry, "exclude_tables", where, "table names")
     if "glob" in entry:
-        pattern = text_setting(entry, "glob", where, required=True)
+        pattern = required_text(entry, "glob", where)
         if db_id:
             raise SourcesConfigError(f"{where}: `id` cannot be used with `glob` (ids come from file names)")
-        paths = sorted(Path(p) for p in globlib.glob(str(base / str(pattern))))
+        paths = sorted(Path(p) for p in globlib.glob(str(base / pattern)))
         if not paths:
             raise SourcesConfigError(f"{where}: glob {pattern!r} matched no file under {base}")
         return [SourceSpec(kind, p, None, description, exclude) for p in paths]
-    return [SourceSpec(kind, base / str(text_setting(entry, "path", where, required=True)), db_id, description,
-                       exclude)]
+    return [SourceSpec(kind, base / required_text(entry, "path", where), db_id, description, exclude)]
 
 
 def digest(value: Any) -> str:
@@ -435,7 +446,7 @@ def check_foreign_keys(snap: DatabaseSnapshot) -> None:
                     "resolved; edge skipped (name the column: REFERENCES table(column))"))
                 continue
             fk = ForeignKey(fk.table, fk.column, fk.ref_table, pk[0])
-        if (fk.table.lower(), fk.column.lower()) not in cols or (fk.ref_table.lower(), fk.ref_column.lower()) not in cols:
+        if (fk.table.lower(), fk.column.lower()) not in cols or (fk.ref_table.lower(), (fk.ref_column or "").lower()) not in cols:
             snap.issues.append(Issue(snap.db_id, name, "warning",
                                      "foreign key refers to a missing column; edge skipped"))
         else:

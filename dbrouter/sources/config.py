@@ -26,7 +26,7 @@ from typing import Any
 import yaml
 
 from dbrouter.errors import SourcesConfigError
-from dbrouter.sources.base import SourcesConfig, SourceSpec, text_setting
+from dbrouter.sources.base import SourcesConfig, SourceSpec, required_text
 from dbrouter.sources.registry import SOURCE_TYPES
 
 
@@ -39,7 +39,7 @@ def _paths(raw: Any, base: Path, key: str) -> list[Path]:
     for i, entry in enumerate(raw):
         if not isinstance(entry, dict) or "path" not in entry:
             raise SourcesConfigError(f"{key}[{i}]: expected a mapping with `path`")
-        out.append(base / text_setting(entry, "path", f"{key}[{i}]", required=True))
+        out.append(base / required_text(entry, "path", f"{key}[{i}]"))
     return out
 
 

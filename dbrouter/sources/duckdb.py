@@ -53,7 +53,7 @@ def open_duckdb_source(path: str | Path):
 
     config = {"enable_external_access": False, "autoinstall_known_extensions": False,
               "autoload_known_extensions": False}
-    con = duckdb.connect(str(path), read_only=True, config=config)
+    con = duckdb.connect(str(path), read_only=True, config=config)  # ty: ignore[invalid-argument-type] - duckdb takes booleans
     try:
         con.execute("SET enable_external_access=false")
         con.execute("SET lock_configuration=true")

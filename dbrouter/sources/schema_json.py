@@ -8,8 +8,9 @@ cannot run on these databases: they have no rows.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, ClassVar, Iterable
+from typing import Any, ClassVar
 
 from dbrouter.errors import SourceError
 from dbrouter.sources.base import (

@@ -15,9 +15,10 @@ from __future__ import annotations
 import os
 import re
 import urllib.parse
+from collections.abc import Callable, Mapping
 from fnmatch import fnmatchcase
 from pathlib import Path
-from typing import Any, Callable, ClassVar
+from typing import Any, ClassVar
 
 from dbrouter.errors import SourceError, SourcesConfigError
 from dbrouter.sources.base import (
@@ -34,6 +35,7 @@ from dbrouter.sources.base import (
     label_of,
     names_setting,
     no_sql_target,
+    required_text,
     snapshot_digest,
     text_setting,
 )
@@ -75,12 +77,12 @@ def expand_url(url: str, env: dict[str, str] | None = None) -> str:
     Raises:
         SourceError: a referenced variable is not set.
     """
-    env = os.environ if env is None else env
-    missing = [n for n in env_names(url) if n not in env]
+    values: Mapping[str, str] = os.environ if env is None else env
+    missing = [n for n in env_names(url) if n not in values]
     if missing:
         raise SourceError(redact(url), f"environment variable(s) {', '.join(missing)} named in the source URL "
                           "are not set: export them before `dbrouter ingest/build/refresh`")
-    return ENV_REF.sub(lambda m: urllib.parse.quote(env[m[1]], safe=""), url)
+    return ENV_REF.sub(lambda m: urllib.parse.quote(values[m[1]], safe=""), url)
 
 
 def redact(url: str) -> str:
@@ -311,7 +313,7 @@ def _url_spec(entry: dict[str, Any], where: str) -> SourceSpec:
     if unknown:
         raise SourcesConfigError(f"{where}: unknown setting(s) {', '.join(unknown)} for type url; "
                                  f"known: {', '.join(URL_SETTINGS)}")
-    url = text_setting(entry, "url", where, required=True)
+    url = required_text(entry, "url", where)
     userinfo = re.match(r"^[^:/]+://([^@/]*)@", url)
     password = userinfo[1].split(":", 1)[1] if userinfo and ":" in userinfo[1] else None
     if password is not None and not re.fullmatch(r"\$\{[A-Za-z_][A-Za-z0-9_]*\}", password):

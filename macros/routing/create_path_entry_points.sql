@@ -10,7 +10,7 @@
       `<name>` with `<name>_<path>` for one connection (temp macros are searched first);
       `dbrouter.connect()` / `dbrouter serve` run it with 'udf' once the UDFs are registered.
 
-  The signatures below are the one list both use.
+  Both read the entry points with paths from sql_entry_points.
 -#}
 {% macro create_path_entry_points() -%}
   {{ return(adapter.dispatch('create_path_entry_points', 'dbrouter')()) }}
@@ -23,19 +23,16 @@
 {#- DuckDB: scalar macros wrap with `as (...)`, table macros with `as table select * from`; the
     DDL macro is a constant string with the path spliced in, checked by error(). -#}
 {% macro duckdb__create_path_entry_points() -%}
-{%- set sk = dbrouter.get_var('dbrouter__shortlist_k') | int -%}
-{#- (name, parameters with defaults, arguments passed on, kind) -#}
-{%- set entries = [
-    ('route_shortlist', 'question, k := 10', 'question, k := k', 'table'),
-    ('route_phrase_mappings', 'question, k := 10', 'question, k := k', 'table'),
-    ('route_query_ranked', 'question, k := 5, shortlist_k := ' ~ sk, 'question, k := k, shortlist_k := shortlist_k', 'table'),
-    ('route_query_ranked_mapped', 'question, mappings, k := 5, shortlist_k := ' ~ sk, 'question, mappings, k := k, shortlist_k := shortlist_k', 'table'),
-    ('route_query', 'question', 'question', 'scalar'),
-    ('route_query_json', 'question, k := 5', 'question, k := k', 'scalar'),
-    ('retrieve_statements', 'question, db, k := 4', 'question, db, k := k', 'table'),
-    ('retrieve_examples', 'question, db, k := 3', 'question, db, k := k', 'table'),
-    ('retrieve_columns', 'question, db, k := 10, exclude := []', 'question, db, k := k, exclude := exclude', 'table'),
-] -%}
+{%- set entries = [] -%}
+{%- for e in dbrouter.sql_entry_points() if e.paths -%}
+  {%- set params = [] -%}
+  {%- set args = [] -%}
+  {%- for p, t, d in e.params -%}
+    {%- do params.append(p ~ (' := ' ~ (d | tojson if d is iterable and d is not string else d) if d is not none else '')) -%}
+    {%- do args.append(p ~ (' := ' ~ p if d is not none else '')) -%}
+  {%- endfor -%}
+  {%- do entries.append((e.name, params | join(', '), args | join(', '), e.kind)) -%}
+{%- endfor -%}
 {%- for name, params, args, kind in entries %}
 {{ dbrouter._path_wrapper(name, params, args, kind, name ~ '_sql', false) }};
 {%- endfor %}

@@ -36,36 +36,27 @@
 {%- endmacro %}
 
 {% macro default__create_retrieval_functions() -%}
-  {{ exceptions.raise_compiler_error("create_retrieval_functions: adapter " ~ adapter.type() ~ " is not supported yet (argument: none); DuckDB and Snowflake are supported") }}
+{%- for entry in dbrouter.sql_entry_points() if entry.name.startswith('retrieve_') %}
+{%- for path in dbrouter.route_paths() %}
+{{ dbrouter.create_entry_point(entry, path, dbrouter.sql_entry_point_body(entry.name, path)) }};
+{% endfor %}
+{%- endfor %}
 {%- endmacro %}
 
-{#- DuckDB: table macros stored in the warehouse, each as `<name>_udf` and `<name>_sql` (see the
-    function macros); this hook runs after create_route_functions, so it ends by creating the
-    plain-named entry points of both (create_path_entry_points). -#}
+{#- DuckDB: this hook runs after create_route_functions, so it ends by creating the plain-named
+    entry points of both (create_path_entry_points). -#}
 {% macro duckdb__create_retrieval_functions() -%}
-{%- for path in ['udf', 'sql'] %}
-{{ dbrouter.retrieve_statements_function(path) }};
-
-{{ dbrouter.retrieve_examples_function(path) }};
-
-{{ dbrouter.retrieve_columns_function(path) }};
-{% endfor %}
+{{ dbrouter.default__create_retrieval_functions() }}
 {{ dbrouter.create_path_entry_points() }};
 {%- endmacro %}
 
-{#- Snowflake: SQL UDTFs in the KB schema (see the three function macros). Snowflake checks a
-    UDF's body when it is created, so nothing is created while the marts they read are missing
-    (a build of a selection): the log says so. -#}
+{#- Snowflake: nothing is created while the marts they read are missing (a build of a selection). -#}
 {% macro snowflake__create_retrieval_functions() -%}
 {%- set missing = dbrouter.snowflake_missing_marts(['kb_columns', 'kb_document_embeddings', 'kb_domain_statements', 'kb_examples', 'kb_example_thresholds']) -%}
 {%- if missing -%}
   {%- do log("dbrouter: retrieval functions not created in " ~ dbrouter.snowflake_kb_schema() ~ ": marts " ~ (missing | join(', ')) ~ " are not built (build the whole project)", info=True) -%}
 select 'retrieval functions not created: marts missing' as dbrouter_note
 {%- else -%}
-{{ dbrouter.retrieve_statements_function() }};
-
-{{ dbrouter.retrieve_examples_function() }};
-
-{{ dbrouter.retrieve_columns_function() }}
+{{ dbrouter.default__create_retrieval_functions() }}
 {%- endif -%}
 {%- endmacro %}

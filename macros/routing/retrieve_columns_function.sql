@@ -10,7 +10,7 @@
 
   Consumes: kb_columns, kb_document_embeddings; UDFs embed(), dbrouter_embedder() (path 'udf'), or
     kb_static_document_embeddings, kb_static_pieces, kb_static_model (path 'sql').
-  Produces: the CREATE MACRO statement (no trailing semicolon) of a table macro returning
+  Produces: the body (a query, no trailing semicolon) of the table function returning
     (rank, db_id, table_name, column_name, data_type, is_primary_key, is_foreign_key,
      references_text, column_description, value_description, sample_values, score).
 -#}
@@ -25,7 +25,6 @@
 {#- DuckDB: list_contains over the lower-cased exclusion list keeps the macro one statement;
     ties order by table and column name so a run is reproducible. -#}
 {% macro duckdb__retrieve_columns_function(path='udf') -%}
-create or replace macro retrieve_columns_{{ path }}(question, db, k := 10, exclude := []) as table
 {%- if path == 'sql' %}
 with recursive q_text as (
     select 0 as text_id, dbrouter_sql_content_text(left(cast(question as varchar), {{ dbrouter.get_var('dbrouter__max_question_chars') | int }})) as text
@@ -67,12 +66,6 @@ limit greatest(coalesce(k, 10), 0)
 {%- if path != 'udf' -%}
   {{ exceptions.raise_compiler_error("retrieve_columns_function: adapter " ~ adapter.type() ~ ", argument path '" ~ path ~ "': Snowflake has the UDF path only (the pure-SQL path is DuckDB's)") }}
 {%- endif -%}
-create or replace function {{ dbrouter.snowflake_kb_schema() }}.retrieve_columns(question varchar, db varchar, k number default 10, exclude array default array_construct())
-returns table (rank integer, db_id varchar, table_name varchar, column_name varchar, data_type varchar,
-    is_primary_key boolean, is_foreign_key boolean, references_text varchar, column_description varchar,
-    value_description varchar, sample_values array, score double)
-language sql
-as $$
 with q as (
     select {{ dbrouter.embed_sql("left(question, " ~ (dbrouter.get_var('dbrouter__max_question_chars') | int) ~ ")") }} as v,
         '{{ dbrouter.embedder_label() }}' as model
@@ -100,5 +93,4 @@ select rank, db_id, table_name, column_name, data_type, is_primary_key, is_forei
     column_description, value_description, sample_values, round(cast(sim as double), 4) as score
 from ranked
 where rank <= greatest(coalesce(k, 10), 0)
-$$
 {%- endmacro %}

@@ -10,7 +10,7 @@
   Consumes: kb_examples, kb_example_thresholds, kb_document_embeddings; UDFs
     dbrouter_normalize_question(), embed(), dbrouter_embedder() (path 'udf'), or
     kb_static_document_embeddings, kb_static_pieces, kb_static_model (path 'sql').
-  Produces: the CREATE MACRO statement (no trailing semicolon) of a table macro returning
+  Produces: the body (a query, no trailing semicolon) of the table function returning
     (rank, stage, db_id, example_id, question, sql_text, tables_used, score, threshold).
 -#}
 {% macro retrieve_examples_function(path='udf') -%}
@@ -23,7 +23,6 @@
 
 {#- DuckDB: list functions give the word Jaccard of the expanded stage in one expression. -#}
 {% macro duckdb__retrieve_examples_function(path='udf') -%}
-create or replace macro retrieve_examples_{{ path }}(question, db, k := 3) as table
 {%- if path == 'sql' %}
 with recursive q as (
     select
@@ -103,11 +102,6 @@ limit greatest(coalesce(k, 3), 1)
 {%- if path != 'udf' -%}
   {{ exceptions.raise_compiler_error("retrieve_examples_function: adapter " ~ adapter.type() ~ ", argument path '" ~ path ~ "': Snowflake has the UDF path only (the pure-SQL path is DuckDB's)") }}
 {%- endif -%}
-create or replace function {{ dbrouter.snowflake_kb_schema() }}.retrieve_examples(question varchar, db varchar, k number default 3)
-returns table (rank integer, stage varchar, db_id varchar, example_id varchar, question varchar, sql_text varchar,
-    tables_used array, score double, threshold double)
-language sql
-as $$
 with q as (
     select
         question as q_text,
@@ -153,5 +147,4 @@ select
 from ranked as r
 join ex on ex.example_id = r.example_id
 where r.rank <= greatest(coalesce(k, 3), 1)
-$$
 {%- endmacro %}

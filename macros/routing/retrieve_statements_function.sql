@@ -10,7 +10,7 @@
   Consumes: kb_domain_statements, kb_document_embeddings; UDFs dbrouter_canonicalize(),
     dbrouter_substrings(), embed(), dbrouter_embedder() (path 'udf'), or
     kb_static_document_embeddings, kb_static_pieces, kb_static_model (path 'sql').
-  Produces: the CREATE MACRO statement (no trailing semicolon) of a table macro returning
+  Produces: the body (a query, no trailing semicolon) of the table function returning
     (rank, db_id, statement_id, statement_text, expression, snippet, structure_status, score, matched_text).
 -#}
 {% macro retrieve_statements_function(path='udf') -%}
@@ -24,7 +24,6 @@
 {#- DuckDB: the sub-strings come from a list-returning Python UDF, are unnested and embedded by
     the arrow UDF in one vectorised call. -#}
 {% macro duckdb__retrieve_statements_function(path='udf') -%}
-create or replace macro retrieve_statements_{{ path }}(question, db, k := 4) as table
 {{ 'with recursive' if path == 'sql' else 'with' }} st as (
     select
         ds.statement_id, ds.db_id, ds.statement_text, ds.expression, ds.snippet,
@@ -105,11 +104,6 @@ limit greatest(coalesce(k, 4), 1)
   {{ exceptions.raise_compiler_error("retrieve_statements_function: adapter " ~ adapter.type() ~ ", argument path '" ~ path ~ "': Snowflake has the UDF path only (the pure-SQL path is DuckDB's)") }}
 {%- endif -%}
 {%- set w = dbrouter.get_var('dbrouter__sbr_window') | int -%}
-create or replace function {{ dbrouter.snowflake_kb_schema() }}.retrieve_statements(question varchar, db varchar, k number default 4)
-returns table (rank integer, db_id varchar, statement_id varchar, statement_text varchar, expression varchar,
-    snippet varchar, structure_status varchar, score double, matched_text varchar)
-language sql
-as $$
 with st as (
     select
         ds.statement_id, ds.db_id, ds.statement_text, ds.expression, ds.snippet,
@@ -151,5 +145,4 @@ select
 from ranked as r
 join st on st.statement_id = r.statement_id
 where r.rank <= greatest(coalesce(k, 4), 1)
-$$
 {%- endmacro %}

@@ -124,7 +124,7 @@ def test_invalid_utf8_in_arguments_and_stdin_is_one_error_line(bad_kb):
 
 def test_statement_read_from_stdin(bad_kb):
     proc = _cli(["statements", "add", "--warehouse", str(bad_kb["warehouse"]), "--db", "good", "-"],
-                "'cats' refers to pet.kind = 'cat'\n".encode())
+                b"'cats' refers to pet.kind = 'cat'\n")
     assert proc.returncode == 0, proc.stderr.decode()
     con = duckdb.connect(str(bad_kb["warehouse"]), read_only=True)
     try:

@@ -96,7 +96,7 @@ def start_build_and_wait_for_marts(kb: dict, tmp_path: Path) -> subprocess.Popen
     """Start `dbrouter build` on changed sources; return once dbt has started the kb_* marts."""
     (kb["dir"] / "databases" / "singer.sqlite").unlink()
     offset = kb["log"].stat().st_size
-    out = open(tmp_path / "build.out", "w")
+    out = open(tmp_path / "build.out", "w")  # noqa: SIM115 - the build writes to it after this test returns
     proc = subprocess.Popen([DBROUTER, "build", "--sources", str(kb["sources"]), "--warehouse", str(kb["warehouse"])],
                             stdout=out, stderr=subprocess.STDOUT, cwd=str(ROOT),
                             env={**os.environ, "DBROUTER_EMBEDDER": "hash"})

@@ -37,7 +37,7 @@ def test_wheel_installed_outside_the_checkout_builds_and_routes_the_demo(tmp_pat
           str(ROOT)], tmp_path)
     (wheel,) = wheels.glob("dbrouter-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
-    for item in ("dbt_project.yml", "models/marts/kb/kb_databases.sql", "macros/utils/get_var.sql",
+    for item in ("dbt_project.yml", "models/marts/catalog/kb_databases.sql", "macros/utils/get_var.sql",
                  "profiles.example.yml", "tests/dbt/assert_join_edges_are_symmetric.sql"):
         assert f"dbrouter/dbt_project/{item}" in names, item
     assert not any(n.startswith("dbrouter/dbt_project/target/") for n in names)

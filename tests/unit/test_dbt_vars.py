@@ -37,7 +37,7 @@ def test_sql_functions_model_depends_on_every_table_the_functions_read():
     (a build failed with 'Table kb_route_token_idf does not exist' when dbt scheduled it late)."""
     read = {name for p in (ROOT / "macros").rglob("*.sql")
             for name in re.findall(r"kb_relation\(\s*'([a-z_]+)'\s*\)", p.read_text())}
-    model = (ROOT / "models" / "marts" / "kb" / "kb_sql_functions.sql").read_text()
+    model = (ROOT / "models" / "marts" / "functions" / "kb_sql_functions.sql").read_text()
     declared = set(re.findall(r"--\s*depends_on:\s*\{\{\s*ref\('([a-z_]+)'\)\s*\}\}", model))
     assert read, "no kb_relation(...) found in macros/"
     assert sorted(read - declared) == []
