@@ -1,1 +1,3 @@
-"""cli."""
+"""The `dbrouter` command line: :mod:`~dbrouter.cli.main` builds the parser from one module per
+command group; the library does the work.
+"""

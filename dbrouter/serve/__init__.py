@@ -1,1 +1,2 @@
-"""serve."""
+"""Stage 6, serving the KB to SQL clients and BI tools over the Postgres wire protocol.
+"""

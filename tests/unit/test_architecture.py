@@ -4,6 +4,7 @@ stages importing only earlier stages, and README's Layout listing exactly the tr
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 from tests.conftest import ROOT
@@ -98,3 +99,35 @@ def test_python_udfs_imports_nothing_of_dbrouter():
     graph = import_graph()
     assert {m: sorted(t for t in ts if t.startswith("dbrouter")) for m, ts in graph.items()
             if m.startswith("python_udfs") and any(t.startswith("dbrouter") for t in ts)} == {}
+
+
+def _expand(pattern: str) -> list[str]:
+    m = re.search(r"\{([^{}]*)\}", pattern)
+    if not m:
+        return [pattern]
+    return [p for alt in m[1].split(",") for p in _expand(pattern[:m.start()] + alt + pattern[m.end():])]
+
+
+def _layout_paths() -> set[str]:
+    text = (ROOT / "README.md").read_text()
+    block = text.split("## Layout", 1)[1].split("```text", 1)[1].split("```", 1)[0]
+    paths: set[str] = set()
+    for line in block.strip().splitlines():
+        head = re.split(r"\s{2,}", line.strip(), maxsplit=1)[0]
+        for item in head.split(", "):
+            paths.update(_expand(item.strip()))
+    return paths
+
+
+def test_readme_layout_lists_exactly_the_tree():
+    listed = _layout_paths()
+    gone = sorted(p for p in listed if not (ROOT / p).exists())
+    assert gone == [], f"README Layout lists paths that do not exist: {gone}"
+    modules = {str(p.relative_to(ROOT)) for package in PACKAGES for p in (ROOT / package).rglob("*.py")
+               if p.name != "__init__.py"}
+    folders = {f"{p.relative_to(ROOT)}/" for base in ("models/marts", "models/staging", "macros")
+               for p in (ROOT / base).iterdir() if p.is_dir()}
+    folders |= {"macros/routing/steps/", "models/intermediate/"}
+    covered = {p for p in listed if not p.endswith("/")} | {p for p in listed if p.endswith("/")}
+    missing = sorted((modules | folders) - covered)
+    assert missing == [], f"README Layout does not list: {missing}"
