@@ -7,7 +7,7 @@ column, table, example and statement documents, the columns each stored example'
 them into one database-agnostic feature row per column (similarities, ranks, margins, votes of
 the nearest examples and statements, exact word matches, key flags) for the logistic model of
 :mod:`dbrouter.linking.weights`. Nothing here names a database, so the model transfers to
-databases it never saw (``scripts/train_linker.py`` fits it on train splits only).
+databases it never saw (``python -m dbrouter.tune.linker`` fits it on train splits only).
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ which columns the nearest domain statements name; exact word matches; key flags)
    and adds the key columns of every edge on those paths, so the SQL can join them.
 
 The model's weights and both thresholds are fitted on the benchmarks' train splits by
-``scripts/train_linker.py`` (:mod:`dbrouter.linking.weights`).
+``python -m dbrouter.tune.linker`` (:mod:`dbrouter.linking.weights`).
 """
 
 from __future__ import annotations

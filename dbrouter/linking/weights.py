@@ -1,4 +1,4 @@
-"""The LLM-free linker's model, written by scripts/train_linker.py from the train splits of spider-route, bird-route-train.
+"""The LLM-free linker's model, written by python -m dbrouter.tune.linker from the train splits of spider-route, bird-route-train.
 
 Do not edit by hand: re-run the script."""
 

@@ -4,7 +4,7 @@ conditional logit (softmax over each question's shortlisted candidates) on train
 The signals are computed in SQL by the route functions (macro ``route_signals_step``) and
 returned in each candidate's evidence (``signals``); the weights live in the dbt var
 ``dbrouter__ranker_weights``. This module fits and evaluates those weights offline
-(``scripts/train_ranker.py``, ``dbrouter eval route``'s cross-benchmark check); routing itself
+(``python -m dbrouter.tune.ranker``, ``dbrouter eval route``'s cross-benchmark check); routing itself
 never imports it.
 """
 

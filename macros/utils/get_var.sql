@@ -6,7 +6,8 @@
   `run-operation` that calls a dbrouter macro (e.g. `dbrouter.create_route_functions()`) does not
   see them and fails with "Required var ... not found". Macros therefore read vars through this
   one. The defaults below mirror the `vars:` of dbt_project.yml (where they are documented);
-  tests/unit/test_dbt_vars.py fails when the two disagree.
+  tests/unit/test_dbt_vars.py fails when the two disagree. The fitted ranker's two vars default
+  to the generated macros/tuned/fitted_ranker.sql and are set in neither file.
 -#}
 {% macro get_var(name) -%}
   {{ return(adapter.dispatch('get_var', 'dbrouter')(name)) }}
@@ -32,8 +33,6 @@
     'dbrouter__coverage_penalty': 2,
     'dbrouter__example_floor': 0.6,
     'dbrouter__example_votes': 10,
-    'dbrouter__abstain_below': 19.42,
-    'dbrouter__ranker_weights': {'database': 3.5081, 'table': 0.5075, 'column': -6.1105, 'example': -4.428, 'example_votes': 0.9985, 'semantic': 10.3504, 'mapped': 3.6867, 'connected': 1.1436, 'phrase_wins': 0.7265, 'lex_table': 0.6636, 'lex_name': 4.2437, 'lex_value': 0.0, 'lex_example': 1.9322, 'shortlist': 23.3555, 'has_examples': -3.2946},
     'dbrouter__phrase_max_words': 3,
     'dbrouter__max_hops': 6,
     'dbrouter__sbr_window': 2,
@@ -44,6 +43,9 @@
     'dbrouter__snowflake_stage': 'dbrouter_stage',
     'dbrouter__snowflake_component_hops': 20,
 } -%}
+{#- the fitted ranker's values, from the generated macros/tuned/fitted_ranker.sql -#}
+{%- do defaults.update({'dbrouter__ranker_weights': dbrouter.fitted_ranker()['weights'],
+                        'dbrouter__abstain_below': dbrouter.fitted_ranker()['abstain_below']}) -%}
 {%- if name not in defaults -%}
   {{ exceptions.raise_compiler_error("get_var: adapter " ~ adapter.type() ~ ", argument name '" ~ name ~ "' is not a dbrouter var (known: " ~ defaults.keys() | sort | join(', ') ~ ")") }}
 {%- endif -%}

@@ -112,7 +112,7 @@ def test_a_few_examples_for_two_databases_do_not_make_routing_worse(tmp_path):
 def test_abstention_returns_null_with_a_reason(tmp_path):
     project = copy_project(tmp_path / "project")
     yml = project / "dbt_project.yml"
-    text, count = re.subn(r"dbrouter__abstain_below: \S+", "dbrouter__abstain_below: 1000000", yml.read_text())
+    text, count = re.subn(r"^vars:\n", "vars:\n  dbrouter__abstain_below: 1000000\n", yml.read_text(), flags=re.M)
     assert count == 1
     yml.write_text(text)
     warehouse = _build(tmp_path, "abstain", None, project)

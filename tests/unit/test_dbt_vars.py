@@ -41,3 +41,16 @@ def test_sql_functions_model_depends_on_every_table_the_functions_read():
     declared = set(re.findall(r"--\s*depends_on:\s*\{\{\s*ref\('([a-z_]+)'\)\s*\}\}", model))
     assert read, "no kb_relation(...) found in macros/"
     assert sorted(read - declared) == []
+
+
+def test_the_fitted_ranker_file_is_exactly_what_the_tuner_writes():
+    """macros/tuned/fitted_ranker.sql is generated (python -m dbrouter.tune.ranker --write): a hand
+    edit, or a var of the fit set again in dbt_project.yml or get_var.sql, fails here."""
+    from dbrouter.tune.ranker import FITTED, fitted_macro
+
+    text = (ROOT / FITTED).read_text()
+    value = ast.literal_eval(re.search(r"return\((\{.*\})\)", text)[1].replace("none", "None"))
+    assert text == fitted_macro(value["weights"], value["abstain_below"])
+    project_vars = yaml.safe_load((ROOT / "dbt_project.yml").read_text())["vars"]
+    for name in ("dbrouter__ranker_weights", "dbrouter__abstain_below"):
+        assert name not in project_vars and name not in _get_var_defaults()

@@ -130,7 +130,7 @@ signals as (
 {%- endmacro %}
 
 {#- The learned ranker's score of a candidate: sum of weight x signal over ranker_signal_names(),
-    weights from var dbrouter__ranker_weights (fitted by scripts/train_ranker.py on train splits).
+    weights from var dbrouter__ranker_weights (fitted by python -m dbrouter.tune.ranker on train splits).
     Args: prefix: the relation alias holding the f_<name> columns, with its dot ('' for none). -#}
 {% macro ranker_score(prefix='') -%}
 {%- set weights = dbrouter.get_var('dbrouter__ranker_weights') -%}
@@ -142,7 +142,7 @@ signals as (
 {%- endmacro %}
 
 {#- Abstention: true for the first-ranked candidate when its ranker score is below var
-    dbrouter__abstain_below (fitted by scripts/train_ranker.py --abstention on train questions of
+    dbrouter__abstain_below (fitted by python -m dbrouter.tune.ranker --abstention on train questions of
     databases left out of a train KB); false everywhere when the var is null (never abstain).
     Read in the final select of route_score_step, where rank, stage and rank_score are columns. -#}
 {% macro abstain_condition() -%}

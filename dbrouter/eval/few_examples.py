@@ -1,6 +1,6 @@
 """Does a handful of example questions make routing worse than none? (issue 13's new-user case)
 
-    python scripts/few_examples.py --benchmark ../shared/benchmarks/spider-route [--workdir .dbrouter/few-examples]
+    python -m dbrouter.eval.few_examples --benchmark ../shared/benchmarks/spider-route [--workdir .dbrouter/few-examples]
 
 Builds the demo repository (demo/sources.yml) three times - no examples, the demo's 3 examples for
 two databases only (``--few``, default singer and college_3), the demo's examples for every
@@ -15,16 +15,14 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
-import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+ROOT = Path(__file__).resolve().parents[2]  # the checkout: what --write updates
 
-import dbrouter  # noqa: E402
-from dbrouter.eval.benchmark import load_benchmark  # noqa: E402
-from dbrouter.kb.build import build_atomically  # noqa: E402
-from dbrouter.sources.config import load_sources  # noqa: E402
+import dbrouter
+from dbrouter.eval.benchmark import load_benchmark
+from dbrouter.kb.build import build_atomically
+from dbrouter.sources.config import load_sources
 
 
 def build(base: Path, examples: list[str]) -> Path:

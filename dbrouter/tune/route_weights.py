@@ -2,7 +2,7 @@
 
 Usage:
     dbrouter eval route --benchmark ../shared/benchmarks/spider-route --setting schema-only --limit 1
-    python scripts/choose_route_weights.py --benchmark ../shared/benchmarks/spider-route \
+    python -m dbrouter.tune.route_weights --benchmark ../shared/benchmarks/spider-route \
         --warehouse .dbrouter/eval/spider-route/kb.duckdb
 
 The warehouse must hold the benchmark's schema documents (any eval route build does). Every train

@@ -1,10 +1,10 @@
 """Choose the re-rank's constants on TRAIN questions only (how the dbt vars were set).
 
 Usage:
-    python scripts/choose_rerank_params.py --benchmark ../shared/benchmarks/spider-route \
+    python -m dbrouter.tune.rerank_params --benchmark ../shared/benchmarks/spider-route \
         [--workdir .dbrouter/tune] [--n 800] [--thresholds 0.4,0.5,0.6]
 
-Since issue 13 the re-rank orders candidates with a learned ranker (scripts/train_ranker.py);
+Since issue 13 the re-rank orders candidates with a learned ranker (python -m dbrouter.tune.ranker);
 this sweep still chose dbrouter__phrase_threshold and dbrouter__coverage_penalty, and its "alpha"
 (the old tie-break's shortlist weight) has no var any more: it is kept to reproduce the issue-4
 table of BENCHMARKS.md (it orders by the evidence's coverage, connectivity and semantic score).

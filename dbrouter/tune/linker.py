@@ -1,7 +1,7 @@
 """Fit the LLM-free linker's model and thresholds on the benchmarks' TRAIN splits only, and write
 dbrouter/linking/weights.py.
 
-    python scripts/train_linker.py --benchmark ../shared/benchmarks/spider-route=10 \
+    python -m dbrouter.tune.linker --benchmark ../shared/benchmarks/spider-route=10 \
         --benchmark ../shared/benchmarks/bird-route-train=25 [--workdir .dbrouter/eval] [--reuse-kb]
 
 Each benchmark's evaluation KB is the one `dbrouter eval link` builds (train questions as examples,
@@ -26,13 +26,12 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+ROOT = Path(__file__).resolve().parents[2]  # the checkout: what --write updates
 
-from dbrouter.eval.benchmark import load_benchmark  # noqa: E402
-from dbrouter.eval.link import build_link_kb, gold_for, load_schemas  # noqa: E402
-from dbrouter.linking.features import FEATURES, column_features, load_signals  # noqa: E402
-from dbrouter.linking.linker import select_columns  # noqa: E402
+from dbrouter.eval.benchmark import load_benchmark
+from dbrouter.eval.link import build_link_kb, gold_for, load_schemas
+from dbrouter.linking.features import FEATURES, column_features, load_signals
+from dbrouter.linking.linker import select_columns
 
 GRID_THRESHOLD = (0.04, 0.05, 0.06, 0.07, 0.08, 0.1)
 GRID_TABLE = (0.012, 0.014, 0.016, 0.018, 0.02, 0.022, 0.026)
@@ -131,7 +130,7 @@ def main() -> int:
 def write_weights(model, hi: float, lo: float, benches: list[str]) -> None:
     w, mean, scale = model
     fmt = lambda v: "(" + ", ".join(f"{float(x):.6f}" for x in v) + ")"  # noqa: E731
-    text = (f'"""The LLM-free linker\'s model, written by scripts/train_linker.py from the train splits of '
+    text = (f'"""The LLM-free linker\'s model, written by python -m dbrouter.tune.linker from the train splits of '
             f'{", ".join(benches)}.\n\nDo not edit by hand: re-run the script."""\n\n'
             f"FEATURES = {tuple(FEATURES)!r}\n"
             f"WEIGHTS = {fmt(w)}\nMEAN = {fmt(mean)}\nSCALE = {fmt(scale)}\n"

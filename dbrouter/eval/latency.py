@@ -2,7 +2,7 @@
 otherwise idle machine (the eval's own measurement runs right after its routing loop, which may
 share the machine with other work).
 
-    python scripts/route_latency.py --warehouse .dbrouter/eval/spider-route/kb.duckdb \
+    python -m dbrouter.eval.latency --warehouse .dbrouter/eval/spider-route/kb.duckdb \
         --benchmark ../shared/benchmarks/spider-route --setting in-domain [--n 200]
 
 The questions are the setting's test questions and the sample is the eval's (seed 0), timed
@@ -12,15 +12,13 @@ by the same function (:func:`dbrouter.eval.kb.latency`: 5 warm-up calls, then ``
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+ROOT = Path(__file__).resolve().parents[2]  # the checkout: what --write updates
 
-from dbrouter.eval.benchmark import SETTINGS, load_benchmark, setting_split  # noqa: E402
-from dbrouter.eval.kb import latency  # noqa: E402
-from dbrouter.kb.connect import connect  # noqa: E402
+from dbrouter.eval.benchmark import SETTINGS, load_benchmark, setting_split
+from dbrouter.eval.kb import latency
+from dbrouter.kb.connect import connect
 
 
 def main() -> None:
