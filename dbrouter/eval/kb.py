@@ -15,8 +15,9 @@ from typing import TypeVar
 from dbrouter.console import err
 from dbrouter.errors import DbtRunError
 from dbrouter.eval.benchmark import Question
-from dbrouter.kb.dbt_runner import run_dbt, target_path
-from dbrouter.kb.ingest import ingest, print_issues
+from dbrouter.kb.build import build_atomically
+from dbrouter.kb.dbt_runner import target_path
+from dbrouter.kb.ingest import IngestReport, print_issues
 from dbrouter.sources.base import SourcesConfig, SourceSpec
 
 Log = Callable[[str], None]
@@ -50,7 +51,9 @@ def write_examples(questions: list[Question], path: Path) -> Path:
 
 def build_kb(databases: Path, examples: list[Question], warehouse: Path, embedder: str | None,
              log: Log = err, statements: Path | None = None) -> BuildStats:
-    """Ingest a schema-only benchmark repository plus examples and run ``dbt build``.
+    """Build the KB of a schema-only benchmark repository plus examples the way users do: the
+    atomic build (:func:`dbrouter.kb.build.build_atomically`: ingest and ``dbt build`` on a copy,
+    checked, then swapped in).
 
     Args:
         databases: a databases.jsonl file.
@@ -67,10 +70,12 @@ def build_kb(databases: Path, examples: list[Question], warehouse: Path, embedde
     ex_file = write_examples(examples, warehouse.parent / "examples.jsonl")
     config = SourcesConfig([SourceSpec("schema_json", databases)], examples=[ex_file],
                            statements=[statements] if statements else [])
-    report = ingest(config, warehouse, progress=log)
-    log(report.summary())
-    print_issues(report, limit=5)
-    run_dbt(["build"], warehouse, embedder, quiet=True)
+
+    def ingested(report: IngestReport) -> None:
+        log(report.summary())
+        print_issues(report, limit=5)
+
+    build_atomically(config, warehouse, embedder, progress=log, on_ingested=ingested, quiet=True)
     seconds = time.time() - started
     embedded = embedded_by_last_build(warehouse)
     log(f"dbt build done in {seconds:.1f}s, embedded {embedded} documents")
