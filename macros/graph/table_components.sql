@@ -42,37 +42,17 @@ group by db_id, table_name
 {%- endmacro %}
 
 {#- Snowflake: a recursive CTE must use UNION ALL, so rows already found cannot be dropped and
-    the portable walk would cycle. This walk carries the visited path instead (a table already on
-    it is not revisited), which ends on any graph but enumerates simple paths: exponential on
-    dense join graphs, and bounded by var dbrouter__snowflake_component_hops (default 20), beyond
-    which two tables of one part may get different labels. -#}
+    the walk above would cycle. The components are read off the reachability walk instead
+    (table_reachability, which carries the visited path and stops at a hop bound): a table's part
+    is the smallest table it reaches. That walk enumerates simple paths, exponential on dense join
+    graphs, so it is bounded by var dbrouter__snowflake_component_hops (default 20), beyond which
+    two tables of one part may get different labels. -#}
 {% macro snowflake__table_components(nodes, edges) -%}
 {%- set max_hops = dbrouter.get_var('dbrouter__snowflake_component_hops') -%}
 {%- if not nodes or not edges or max_hops is not number or max_hops < 1 -%}
   {{ exceptions.raise_compiler_error("table_components: adapter " ~ adapter.type() ~ ", arguments nodes and edges must name relations and var dbrouter__snowflake_component_hops must be >= 1, got " ~ nodes ~ " / " ~ edges ~ " / " ~ max_hops) }}
 {%- endif -%}
-with recursive
-component_edges as (
-    select distinct db_id, from_table, to_table
-    from {{ edges }}
-    where from_table <> to_table
-),
-reached (db_id, table_name, reached_table, hops, visited) as (
-    select db_id, table_name, table_name, 0, '|' || table_name || '|'
-    from {{ nodes }}
-
-    union all
-
-    select reached.db_id, reached.table_name, component_edges.to_table, reached.hops + 1,
-        reached.visited || component_edges.to_table || '|'
-    from reached
-    join component_edges
-      on component_edges.db_id = reached.db_id
-     and component_edges.from_table = reached.reached_table
-    where reached.hops < {{ max_hops }}
-      and {{ dbt.position("'|' || component_edges.to_table || '|'", "reached.visited") }} = 0
-)
-select db_id, table_name, min(reached_table) as component
-from reached
-group by db_id, table_name
+select db_id, from_table as table_name, min(to_table) as component
+from ({{ dbrouter.table_reachability(nodes, edges, max_hops) }}) as reachable
+group by db_id, from_table
 {%- endmacro %}
