@@ -1,5 +1,5 @@
 {#-
-  Creates the retrieval entry points in the warehouse (run from `on-run-end`); each is its own
+  Creates the retrieval entry points in the warehouse (post-hook of kb_sql_functions); each is its own
   macro (retrieve_statements_function, retrieve_examples_function, retrieve_columns_function)
   that this one assembles:
 

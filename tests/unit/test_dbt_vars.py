@@ -54,3 +54,16 @@ def test_the_fitted_ranker_file_is_exactly_what_the_tuner_writes():
     project_vars = yaml.safe_load((ROOT / "dbt_project.yml").read_text())["vars"]
     for name in ("dbrouter__ranker_weights", "dbrouter__abstain_below"):
         assert name not in project_vars and name not in _get_var_defaults()
+
+
+def test_lists_kept_in_sql_and_python_agree():
+    """The ranker's signal names and the question length limit live in a macro/var and in Python:
+    each side is checked against the other here."""
+    from dbrouter.routing.ranker import SIGNALS
+    from dbrouter.textin import MAX_QUESTION_CHARS
+
+    macro = (ROOT / "macros" / "routing" / "steps" / "route_signals_step.sql").read_text()
+    names = re.search(r"macro ranker_signal_names\(\) -%\}\s*\{\{ return\((\[.*?\])\) \}\}", macro, re.S)[1]
+    assert ast.literal_eval(names) == list(SIGNALS)
+    assert yaml.safe_load((ROOT / "dbt_project.yml").read_text())["vars"]["dbrouter__max_question_chars"] \
+        == MAX_QUESTION_CHARS
