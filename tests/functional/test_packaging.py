@@ -32,9 +32,12 @@ def _run(cmd: list[str], cwd: Path, env: dict | None = None) -> subprocess.Compl
 
 
 def test_wheel_installed_outside_the_checkout_builds_and_routes_the_demo(tmp_path):
+    src = tmp_path / "src"  # pip builds in the source tree: a copy keeps build/ out of the checkout
+    shutil.copytree(ROOT, src, ignore=shutil.ignore_patterns(".git", ".venv*", "build", "target", "logs", ".dbrouter",
+                                                             "*.egg-info", "__pycache__", ".pytest_cache"))
     wheels = tmp_path / "wheels"
     _run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation", "-w", str(wheels),
-          str(ROOT)], tmp_path)
+          str(src)], tmp_path)
     (wheel,) = wheels.glob("dbrouter-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
     for item in ("dbt_project.yml", "models/marts/catalog/kb_databases.sql", "macros/utils/get_var.sql",
