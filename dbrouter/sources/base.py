@@ -248,6 +248,46 @@ class SourceType(Protocol):
         ...
 
 
+
+class FileSource:
+    """A source type whose databases are single files (``path`` or ``glob``, one database a file),
+    on which SQL runs directly. A subclass names its type and gives the two readers.
+
+    Attributes:
+        name: the ``type:`` of its sources-file entries.
+    """
+
+    name: ClassVar[str]
+
+    def read_file(self, spec: SourceSpec, db_id: str, n_samples: int, chars: int) -> DatabaseSnapshot:
+        """Introspect one file (read-only)."""
+        raise NotImplementedError
+
+    def fingerprint_file(self, path: Path) -> str:
+        """Hash one file's schema (catalog only)."""
+        raise NotImplementedError
+
+    def parse(self, entry: dict[str, Any], base: Path, where: str) -> list[SourceSpec]:
+        """``path`` or ``glob``, ``id``, ``description``, ``exclude_tables``."""
+        return parse_file_entry(self.name, entry, base, where)
+
+    def read(self, spec: SourceSpec, n_samples: int, chars: int,
+             progress: ProgressFn | None = None) -> tuple[list[DatabaseSnapshot], list[Issue]]:
+        """The file's tables and views."""
+        return [self.read_file(spec, default_db_id(spec), n_samples, chars)], []
+
+    def fingerprint(self, spec: SourceSpec) -> tuple[dict[str, str], dict[str, str]]:
+        """The catalog's hash."""
+        return {default_db_id(spec): self.fingerprint_file(Path(spec.path))}, {}
+
+    def target(self, db_id: str, source_path: str) -> Target:
+        """SQL runs on the file itself, opened read-only.
+
+        Raises:
+            NoDataSource: the file no longer exists.
+        """
+        return file_target(db_id, self.name, source_path)
+
 def default_db_id(spec: SourceSpec) -> str:
     """A file source's database id: its ``id``, else the file's stem."""
     return spec.id or Path(spec.path).stem

@@ -9,23 +9,19 @@ putting the build's secrets into the knowledge base.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from dbrouter.errors import SourceError
 from dbrouter.sources.base import (
     ColumnInfo,
     DatabaseSnapshot,
+    FileSource,
     ForeignKey,
     Issue,
-    ProgressFn,
     SourceSpec,
     TableInfo,
-    Target,
-    default_db_id,
     digest,
-    file_target,
     label_of,
-    parse_file_entry,
     quote_ident,
     sample_values,
 )
@@ -167,29 +163,15 @@ def fingerprint_duckdb(path: str | Path) -> str:
     return digest(["duckdb", parts])
 
 
-
-class DuckdbSource:
+class DuckdbSource(FileSource):
     """``type: duckdb``: one DuckDB file a database (see :class:`dbrouter.sources.base.SourceType`)."""
 
     name: ClassVar[str] = "duckdb"
 
-    def parse(self, entry: dict[str, Any], base: Path, where: str) -> list[SourceSpec]:
-        """``path`` or ``glob``, ``id``, ``description``, ``exclude_tables``."""
-        return parse_file_entry(self.name, entry, base, where)
+    def read_file(self, spec: SourceSpec, db_id: str, n_samples: int, chars: int) -> DatabaseSnapshot:
+        """See :func:`read_duckdb`."""
+        return read_duckdb(spec, db_id, n_samples, chars)
 
-    def read(self, spec: SourceSpec, n_samples: int, chars: int,
-             progress: ProgressFn | None = None) -> tuple[list[DatabaseSnapshot], list[Issue]]:
-        """The file's tables and views (see :func:`read_duckdb`)."""
-        return [read_duckdb(spec, default_db_id(spec), n_samples, chars)], []
-
-    def fingerprint(self, spec: SourceSpec) -> tuple[dict[str, str], dict[str, str]]:
-        """The catalog's hash (see :func:`fingerprint_duckdb`)."""
-        return {default_db_id(spec): fingerprint_duckdb(spec.path)}, {}
-
-    def target(self, db_id: str, source_path: str) -> Target:
-        """SQL runs on the DuckDB file itself, opened read-only.
-
-        Raises:
-            NoDataSource: the file no longer exists.
-        """
-        return file_target(db_id, self.name, source_path)
+    def fingerprint_file(self, path: Path) -> str:
+        """See :func:`fingerprint_duckdb`."""
+        return fingerprint_duckdb(path)

@@ -15,17 +15,13 @@ from dbrouter.errors import SourceError
 from dbrouter.sources.base import (
     ColumnInfo,
     DatabaseSnapshot,
+    FileSource,
     ForeignKey,
     Issue,
-    ProgressFn,
     SourceSpec,
     TableInfo,
-    Target,
-    default_db_id,
     digest,
-    file_target,
     label_of,
-    parse_file_entry,
     quote_ident,
     sample_values,
 )
@@ -149,29 +145,15 @@ def fingerprint_sqlite(path: str | Path) -> str:
     return digest(["sqlite", parts])
 
 
-
-class SqliteSource:
+class SqliteSource(FileSource):
     """``type: sqlite``: one SQLite file a database (see :class:`dbrouter.sources.base.SourceType`)."""
 
     name: ClassVar[str] = "sqlite"
 
-    def parse(self, entry: dict[str, Any], base: Path, where: str) -> list[SourceSpec]:
-        """``path`` or ``glob``, ``id``, ``description``, ``exclude_tables``."""
-        return parse_file_entry(self.name, entry, base, where)
+    def read_file(self, spec: SourceSpec, db_id: str, n_samples: int, chars: int) -> DatabaseSnapshot:
+        """See :func:`read_sqlite`."""
+        return read_sqlite(spec, db_id, n_samples, chars)
 
-    def read(self, spec: SourceSpec, n_samples: int, chars: int,
-             progress: ProgressFn | None = None) -> tuple[list[DatabaseSnapshot], list[Issue]]:
-        """The file's tables and views (see :func:`read_sqlite`)."""
-        return [read_sqlite(spec, default_db_id(spec), n_samples, chars)], []
-
-    def fingerprint(self, spec: SourceSpec) -> tuple[dict[str, str], dict[str, str]]:
-        """The catalog's hash (see :func:`fingerprint_sqlite`)."""
-        return {default_db_id(spec): fingerprint_sqlite(spec.path)}, {}
-
-    def target(self, db_id: str, source_path: str) -> Target:
-        """SQL runs on the SQLite file itself, opened read-only.
-
-        Raises:
-            NoDataSource: the file no longer exists.
-        """
-        return file_target(db_id, self.name, source_path)
+    def fingerprint_file(self, path: Path) -> str:
+        """See :func:`fingerprint_sqlite`."""
+        return fingerprint_sqlite(path)
