@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from dbrouter.errors import DbrouterError
+
 
 @dataclass
 class RetrievedStatement:
@@ -120,7 +122,6 @@ def require_database(con, db: str) -> None:
     """
     import difflib
 
-    from dbrouter.errors import DbrouterError
 
     known = [r[0] for r in con.execute("select db_id from kb_databases order by db_id").fetchall()]
     if db not in known:

@@ -32,13 +32,13 @@ from typing import Protocol
 import numpy as np
 import pyarrow as pa
 
+from python_udfs.embedder_names import DEFAULT_EMBEDDER, EMBEDDERS
 from python_udfs.errors import EmbedderUnavailable
 
 DIM = 384
 # Texts are cut to this many characters before tokenising: the model reads at most
 # 256 word pieces anyway, and a 100 kB question must not cost a 100 kB tokenisation.
 MAX_TEXT_CHARS = 4000
-EMBEDDERS = ("minilm", "m2v", "hash")
 
 
 class Embedder(Protocol):
@@ -294,7 +294,6 @@ class StaticPhraseEmbedder:
         return vecs / norms
 
 
-DEFAULT_EMBEDDER = "minilm"
 
 
 def resolve_embedder_name(name: str | None = None) -> str:

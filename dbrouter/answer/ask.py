@@ -22,14 +22,23 @@ from datetime import date, datetime, time
 from decimal import Decimal
 from typing import Any
 
+from dbrouter.answer.generate import generate_sql
+from dbrouter.answer.guard import UnsafeSQL
+from dbrouter.answer.runners import execute, target_for
+from dbrouter.console import shown
 from dbrouter.errors import DbrouterError
+from dbrouter.linking import LINKERS
+from dbrouter.linking.columns import render_schema
+from dbrouter.linking.link import link
+from dbrouter.retrieval import require_database, retrieve_examples, retrieve_statements
+from dbrouter.routing.route import route
+from dbrouter.sources.base import NoDataSource
 from dbrouter.textin import MAX_QUESTION_CHARS, check_text
 
 SCHEMA_ONLY_DIALECT = "sqlite"
 """SQL for a database without an executable source is written in this dialect (not run)."""
 EXAMPLE_STAGES = ("exact", "normalized")
 """Example-cascade stages close enough to answer with the example's SQL when there is no LLM."""
-LINKERS = ("retrieval", "agent")
 MAX_CANDIDATES = 20
 MAX_REPAIR_TURNS = 10
 """Bounds of ``n`` and ``repair_turns``: every candidate and turn is an LLM call."""
@@ -181,7 +190,6 @@ def ask(con, question: str | None, db: str | None = None, linker: str = "retriev
         DbrouterError: a bad question, an unknown ``db`` or ``linker``, bad ``n``/``repair_turns``,
             or no database to route to.
     """
-    from dbrouter.retrieval import require_database
 
     text = check_question(question)
     if linker not in LINKERS:
@@ -205,7 +213,6 @@ def ask(con, question: str | None, db: str | None = None, linker: str = "retriev
 
 
 def _route(con, answer: Answer) -> None:
-    from dbrouter.routing.route import route
 
     result = route(con, answer.question, k=3)
     if not result.candidates or result.best is None:
@@ -215,8 +222,6 @@ def _route(con, answer: Answer) -> None:
 
 
 def _target(con, answer: Answer):
-    from dbrouter.answer.runners import target_for
-    from dbrouter.sources.base import NoDataSource
 
     try:
         return target_for(con, answer.db_id)
@@ -226,7 +231,6 @@ def _target(con, answer: Answer):
 
 
 def _link(con, llm, target, answer: Answer, linker: str):
-    from dbrouter.linking.link import link
 
     linked = link(con, answer.question, answer.db_id, linker, llm, target)
     answer.linked_columns = linked.names
@@ -238,7 +242,6 @@ def _link(con, llm, target, answer: Answer, linker: str):
 
 
 def _retrieve(con, answer: Answer) -> tuple[list, list]:
-    from dbrouter.retrieval import retrieve_examples, retrieve_statements
 
     statements = retrieve_statements(con, answer.question, answer.db_id)
     examples = retrieve_examples(con, answer.question, answer.db_id)
@@ -250,8 +253,6 @@ def _retrieve(con, answer: Answer) -> tuple[list, list]:
 
 def _answer_without_llm(answer: Answer, target, examples: list) -> None:
     """Answer with a closely matching example's SQL, or say that an LLM is needed."""
-    from dbrouter.answer.guard import UnsafeSQL
-    from dbrouter.answer.runners import execute
 
     close = [e for e in examples if e.stage in EXAMPLE_STAGES]
     if not close:
@@ -271,8 +272,6 @@ def _answer_without_llm(answer: Answer, target, examples: list) -> None:
 def _answer_with_llm(con, answer: Answer, llm, target, linked, statements, examples, n: int,
                      repair_turns: int) -> None:
     """Generate the SQL (candidates, repair, vote) and fill the answer with the winner's result."""
-    from dbrouter.answer.generate import generate_sql
-    from dbrouter.linking.columns import render_schema
 
     dialect = target.dialect if target is not None else SCHEMA_ONLY_DIALECT
     gen = generate_sql(llm, target, answer.question, render_schema(con, answer.db_id, linked.columns),
@@ -298,7 +297,6 @@ def _answer_with_llm(con, answer: Answer, llm, target, linked, statements, examp
 
 
 def _cell(value: Any, width: int = 40) -> str:
-    from dbrouter.console import shown
 
     text = shown(json_value(value)).replace("\n", " ")
     return text if len(text) <= width else text[: width - 3] + "..."
@@ -337,7 +335,6 @@ def format_answer(answer: Answer) -> str:
     Returns:
         Multi-line text (control characters of user and LLM text escaped).
     """
-    from dbrouter.console import shown
 
     out = []
     if answer.sql:

@@ -22,6 +22,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from dbrouter.answer.guard import UnsafeSQL, check_read_only, has_order_by
+from dbrouter.answer.results import format_observation, result_key
+from dbrouter.answer.runners import execute
 from dbrouter.llm import Completion, LLMClient, LLMUnavailable
 
 DIALECT_NAMES = {"duckdb": "DuckDB", "sqlite": "SQLite", "snowflake": "Snowflake"}
@@ -198,9 +201,6 @@ def transpile(sql: str, read: str, write: str) -> str:
 
 def _check(target, sql: str, dialect: str, timeout: float) -> tuple[str, Any, str | None]:
     """Run (or, without a target, only check) one SQL: (run_sql, result, problem or None)."""
-    from dbrouter.answer.guard import UnsafeSQL, check_read_only
-    from dbrouter.answer.results import format_observation
-    from dbrouter.answer.runners import execute
 
     try:
         run_sql = transpile(sql, dialect, target.dialect if target is not None else dialect)
@@ -276,8 +276,6 @@ def vote_groups(candidates: list[Candidate], target, dialect: str) -> list[list[
     Returns:
         Candidate indices per group, largest group first, then by first index.
     """
-    from dbrouter.answer.guard import has_order_by
-    from dbrouter.answer.results import result_key
 
     groups: dict[Any, list[int]] = {}
     for c in candidates:
@@ -299,7 +297,6 @@ def _parse_choice(text: str) -> str | None:
 
 def compare_prompt(question: str, schema_text: str, a: Candidate, b: Candidate) -> list[dict]:
     """The pairwise comparison conversation of candidates ``a`` and ``b``."""
-    from dbrouter.answer.results import format_observation
 
     def shown(c: Candidate) -> str:
         result = format_observation(c.result) if c.result is not None else "(not run)"

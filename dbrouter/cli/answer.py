@@ -5,22 +5,19 @@ from __future__ import annotations
 import argparse
 import json
 
-import duckdb
-
-from dbrouter.answer.ask import LINKERS, ask, check_question, format_answer
-from dbrouter.answer.runners import target_for
 from dbrouter.cli.common import add_common, connect_kb
 from dbrouter.console import err, shown
 from dbrouter.errors import USER_ERRORS, DbrouterError
-from dbrouter.linking.columns import render_schema
-from dbrouter.linking.link import link
-from dbrouter.llm import LLMClient
-from dbrouter.routing.route import route
-from dbrouter.sources.base import NoDataSource
+from dbrouter.linking import LINKERS
 
 
 def cmd_ask(args) -> int:
     """`ask`: answer a question with SQL. Exit 0 answered, 2 SQL generation needs an LLM, 1 an error."""
+    import duckdb
+
+    from dbrouter.answer.ask import ask, format_answer
+    from dbrouter.llm import LLMClient
+
 
     try:
         llm = LLMClient.from_env()
@@ -45,6 +42,10 @@ def cmd_ask(args) -> int:
 
 def cmd_link(args) -> int:
     """`link`: the tables and columns a question needs, as the prompt-ready schema text (or JSON)."""
+    from dbrouter.answer.ask import check_question
+    from dbrouter.linking.columns import render_schema
+    from dbrouter.routing.route import route
+
     question = check_question(args.question)
     con = connect_kb(args)
     try:
@@ -72,6 +73,11 @@ def cmd_link(args) -> int:
 
 def _linked(con, question: str, db: str, linker: str):
     """Link with the chosen linker; the agent gets the database's data source when it has one."""
+    from dbrouter.answer.runners import target_for
+    from dbrouter.linking.link import link
+    from dbrouter.llm import LLMClient
+    from dbrouter.sources.base import NoDataSource
+
     llm = LLMClient.from_env() if linker == "agent" else None
     target = None
     if llm is not None:

@@ -8,25 +8,15 @@ from dataclasses import asdict
 
 from dbrouter.cli.common import add_common, connect_kb, warehouse_path
 from dbrouter.console import err
-from dbrouter.enrich.describing import describe_with_llm
-from dbrouter.enrich.structuring import structure_with_llm
 from dbrouter.errors import DbrouterError, WarehouseError
-from dbrouter.kb.build import lock_conflict_message
-from dbrouter.kb.dbt_runner import run_dbt
-from dbrouter.kb.tables import add_statement
-from dbrouter.llm import LLMClient
-from dbrouter.retrieval import (
-    RetrievedExample,
-    RetrievedStatement,
-    list_statements,
-    require_database,
-    retrieve_examples,
-    retrieve_statements,
-)
 from dbrouter.textin import read_stdin
 
 
 def cmd_statements_add(args) -> int:
+    from dbrouter.kb.build import lock_conflict_message
+    from dbrouter.kb.tables import add_statement
+    from dbrouter.retrieval import require_database
+
     statement = read_stdin().rstrip("\r\n") if args.statement == "-" else args.statement
     try:
         con = connect_kb(args, read_only=False)
@@ -49,6 +39,8 @@ def cmd_statements_add(args) -> int:
 
 
 def cmd_statements_list(args) -> int:
+    from dbrouter.retrieval import list_statements
+
     con = connect_kb(args)
     try:
         statements = list_statements(con, args.db)
@@ -78,6 +70,9 @@ def _llm_step(args, step, what: str, select: str) -> int:
     Returns:
         The exit code (0).
     """
+    from dbrouter.kb.dbt_runner import run_dbt
+    from dbrouter.llm import LLMClient
+
     llm = LLMClient.from_env()
     if llm is None:
         err(f"no LLM configured (DBROUTER_LLM_BASE_URL is unset): {what} keep the rule-based form "
@@ -98,14 +93,20 @@ def _llm_step(args, step, what: str, select: str) -> int:
 
 
 def cmd_statements_structure(args) -> int:
+    from dbrouter.enrich.structuring import structure_with_llm
+
     return _llm_step(args, structure_with_llm, "statements", "int_statements_structured+")
 
 
 def cmd_examples_describe(args) -> int:
+    from dbrouter.enrich.describing import describe_with_llm
+
     return _llm_step(args, describe_with_llm, "examples", "int_examples_described+")
 
 
 def cmd_retrieve(args) -> int:
+
+    from dbrouter.retrieval import RetrievedExample, RetrievedStatement, retrieve_examples, retrieve_statements
 
     fn = retrieve_statements if args.command == "statements" else retrieve_examples
     con = connect_kb(args)

@@ -4,19 +4,18 @@ from __future__ import annotations
 
 import argparse
 
-import duckdb
-
 from dbrouter.cli.common import add_common, print_ingest, warehouse_path
 from dbrouter.console import err
 from dbrouter.errors import DbrouterError
-from dbrouter.kb.build import build_atomically, lock_conflict_message
-from dbrouter.kb.ingest import ingest
-from dbrouter.kb.refresh import refresh
-from dbrouter.sources.config import load_sources
-from python_udfs.embeddings import resolve_embedder_name
 
 
 def cmd_ingest(args) -> int:
+
+    import duckdb
+
+    from dbrouter.kb.build import lock_conflict_message
+    from dbrouter.kb.ingest import ingest
+    from dbrouter.sources.config import load_sources
 
     try:  # in place, not atomic: `build` is the atomic path
         report = ingest(load_sources(args.sources), warehouse_path(args), progress=err)
@@ -30,6 +29,10 @@ def cmd_ingest(args) -> int:
 
 
 def cmd_build(args) -> int:
+    from dbrouter.kb.build import build_atomically
+    from dbrouter.sources.config import load_sources
+    from python_udfs.embeddings import resolve_embedder_name
+
     warehouse = warehouse_path(args)
     existed = warehouse.exists()
     err(f"building the knowledge base for {warehouse} on a copy (embedder {resolve_embedder_name(args.embedder)})")
@@ -46,6 +49,9 @@ def cmd_build(args) -> int:
 
 
 def cmd_refresh(args) -> int:
+    from dbrouter.kb.refresh import refresh
+    from dbrouter.sources.config import load_sources
+
     warehouse = warehouse_path(args)
     try:
         result = refresh(load_sources(args.sources), warehouse, args.embedder, force=args.force, progress=err,

@@ -4,20 +4,22 @@ from __future__ import annotations
 
 import argparse
 import json
-
-import duckdb
+from typing import TYPE_CHECKING
 
 from dbrouter.cli.common import add_common, connect_kb
 from dbrouter.console import err, shown
 from dbrouter.errors import DbrouterError
-from dbrouter.llm import LLMClient
-from dbrouter.routing.evidence import RouteEvidence
-from dbrouter.routing.ranker import SIGNAL_TEXT, contributions
-from dbrouter.routing.route import RouteResult, route, route_with_llm
 from dbrouter.textin import stdin_lines
+
+if TYPE_CHECKING:
+    from dbrouter.routing.evidence import RouteEvidence
+    from dbrouter.routing.route import RouteResult
 
 
 def cmd_route(args) -> int:
+    from dbrouter.llm import LLMClient
+    from dbrouter.routing.route import route, route_with_llm
+
     questions = args.question or stdin_lines()
     llm = None if args.no_llm else LLMClient.from_env()
     if args.llm and llm is None:
@@ -73,6 +75,8 @@ def _print_ranking(result: RouteResult, explain: bool, weights: dict[str, float]
 def _print_evidence(ev: RouteEvidence, weights: dict[str, float]) -> None:
     """Print what ordered a candidate: the ranker score as signal x weight, the mappings behind the
     phrase signals, the join check on the mapped tables, and the closest stored example."""
+    from dbrouter.routing.ranker import SIGNAL_TEXT, contributions
+
     sl = ev.shortlist
     if not ev.reranked:
         print(f"       shortlist: database {sl.database_similarity}  tables {sl.table_similarity}"
@@ -103,6 +107,8 @@ def _print_evidence(ev: RouteEvidence, weights: dict[str, float]) -> None:
 
 def _ranker_weights(con) -> dict[str, float]:
     """The ranker weights the warehouse was built with (``route_ranker_weights()``)."""
+    import duckdb
+
     try:
         return json.loads(con.execute("select cast(route_ranker_weights() as varchar)").fetchone()[0])
     except duckdb.CatalogException as exc:

@@ -21,6 +21,10 @@ from dbrouter.eval.benchmark import Benchmark, Question
 from dbrouter.eval.gold import GoldSchema, Schema, gold_schema
 from dbrouter.eval.kb import Log, build_kb, timed
 from dbrouter.eval.publish import Report
+from dbrouter.kb.connect import connect
+from dbrouter.linking.columns import retrieve_columns
+from dbrouter.linking.features import load_signals
+from dbrouter.linking.linker import link_schema
 
 JSON_KEYS = ("srr", "avg_columns", "n", "p50_ms", "baseline", "n_unparsed", "benchmark")
 
@@ -116,10 +120,6 @@ def eval_link(bench: Benchmark, workdir: Path, embedder: str | None, limit: int 
     Returns:
         The metrics.
     """
-    from dbrouter.kb.connect import connect
-    from dbrouter.linking.columns import retrieve_columns
-    from dbrouter.linking.features import load_signals
-    from dbrouter.linking.linker import link_schema
 
     warehouse = build_link_kb(bench, workdir, embedder, log)
     schemas = load_schemas(bench)
@@ -166,7 +166,6 @@ def link_latency(con, questions: list[Question], n: int = 200, seed: int = 0) ->
     Returns:
         (p50 ms, p95 ms), rounded to 0.1 ms.
     """
-    from dbrouter.linking.linker import link_schema
 
     p50, p95 = timed(lambda q: link_schema(con, q.question, q.db_id), questions, n, seed)
     return round(p50, 1), round(p95, 1)

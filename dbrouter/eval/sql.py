@@ -20,11 +20,20 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from dbrouter.answer.generate import generate_sql
+from dbrouter.answer.guard import UnsafeSQL, has_order_by
+from dbrouter.answer.results import result_key
+from dbrouter.answer.runners import execute
 from dbrouter.console import err
 from dbrouter.errors import DbrouterError
 from dbrouter.eval.benchmark import Benchmark, Question
+from dbrouter.eval.dumps import load_dumps, targets
 from dbrouter.eval.kb import Log, build_kb
 from dbrouter.eval.publish import Report
+from dbrouter.kb.connect import connect
+from dbrouter.linking.columns import render_schema
+from dbrouter.linking.linker import link_schema
+from dbrouter.retrieval import retrieve_examples, retrieve_statements
 
 COMPARE_ROW_CAP = 100_000
 """Rows compared per result: gold and predicted SQL are run again with this cap for the comparison."""
@@ -127,8 +136,6 @@ def eval_sql(bench: Benchmark, workdir: Path, embedder: str | None, llm, limit: 
             every candidate of a question (the endpoint is down: the run stops rather than scoring
             failures as wrong).
     """
-    from dbrouter.eval.dumps import load_dumps
-    from dbrouter.kb.connect import connect
 
     if llm is None:
         raise DbrouterError(NO_LLM)
@@ -189,7 +196,6 @@ def evaluate(con, name: str, questions: list[Question], dumps, llm, n: int = 5, 
     Raises:
         DbrouterError: the LLM failed for every candidate of a question.
     """
-    from dbrouter.eval.dumps import targets
 
     by_db = targets(dumps)
     result = SqlEvalResult(name, llm.model, candidates=n)
@@ -228,13 +234,6 @@ def score_question(con, llm, q: Question, target, result: SqlEvalResult, n: int,
     Raises:
         DbrouterError: the LLM failed for every candidate.
     """
-    from dbrouter.answer.generate import generate_sql
-    from dbrouter.answer.guard import UnsafeSQL, has_order_by
-    from dbrouter.answer.results import result_key
-    from dbrouter.answer.runners import execute
-    from dbrouter.linking.columns import render_schema
-    from dbrouter.linking.linker import link_schema
-    from dbrouter.retrieval import retrieve_examples, retrieve_statements
 
     try:
         gold = execute(target, q.sql, row_cap=COMPARE_ROW_CAP)

@@ -41,7 +41,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from dbrouter.errors import USER_ERRORS, DbrouterError, DbtRunError
-from dbrouter.kb.dbt_runner import Interrupted, dbt_workdir, run_dbt
+from dbrouter.kb.dbt_runner import Interrupted, dbt_workdir, run_dbt, user_profile
+from dbrouter.kb.ingest import ingest
 
 if TYPE_CHECKING:
     from dbrouter.kb.ingest import IngestReport
@@ -340,7 +341,6 @@ def check_user_profile() -> None:
     folder = os.environ.get("DBT_PROFILES_DIR")
     if not folder:
         return
-    from dbrouter.kb.dbt_runner import user_profile
 
     profile = user_profile(Path(folder))
     outputs = profile.get("outputs") or {}
@@ -358,7 +358,6 @@ def _build(config: SourcesConfig, warehouse: Path, embedder: str | None, progres
     check_user_profile()
     import duckdb
 
-    from dbrouter.kb.ingest import ingest
 
     started = time.time()
     warehouse.parent.mkdir(parents=True, exist_ok=True)

@@ -6,8 +6,8 @@ import os
 from pathlib import Path
 
 from dbrouter.errors import EmbedderMismatch, WarehouseError
-
-ROUTE_PATHS = ("udf", "sql")
+from dbrouter.routing import ROUTE_PATHS
+from python_udfs.plugin import register_udfs
 
 
 def connect(path: str | Path, read_only: bool = True, embedder: str | None = None, route_path: str = "udf"):
@@ -42,7 +42,6 @@ def connect(path: str | Path, read_only: bool = True, embedder: str | None = Non
     if route_path not in ROUTE_PATHS:
         raise WarehouseError(f"unknown route path {route_path!r}: choose one of {', '.join(ROUTE_PATHS)}")
 
-    from python_udfs.plugin import register_udfs
 
     path = Path(path)
     if not path.is_file():

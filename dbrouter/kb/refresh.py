@@ -32,9 +32,11 @@ from typing import TYPE_CHECKING
 import yaml
 
 from dbrouter.errors import DbrouterError, SourceError
+from dbrouter.kb.build import build_atomically
 from dbrouter.kb.dbt_runner import dbt_workdir
 from dbrouter.sources.base import SourcesConfig, SourceSpec, default_db_id, digest
 from dbrouter.sources.registry import source_type
+from python_udfs.embeddings import resolve_embedder_name
 
 if TYPE_CHECKING:
     from dbrouter.kb.build import BuildResult
@@ -340,7 +342,6 @@ def check(config: SourcesConfig, warehouse: str | Path, embedder: str | None = N
     Returns:
         ``(changes, fingerprints, since)``: ``since`` is the last recorded build's time or None.
     """
-    from python_udfs.embeddings import resolve_embedder_name
 
     record = load_record(warehouse)
     fingerprints = fingerprint_sources(config, progress)
@@ -369,8 +370,6 @@ def refresh(config: SourcesConfig, warehouse: str | Path, embedder: str | None =
         BuildError: the build failed; the previous knowledge base (and record) are unchanged.
         RefreshError: the build succeeded but its record could not be written.
     """
-    from dbrouter.kb.build import build_atomically
-    from python_udfs.embeddings import resolve_embedder_name
 
     started = time.monotonic()
     say = progress or (lambda _msg: None)

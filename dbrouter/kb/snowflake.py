@@ -29,6 +29,8 @@ from pathlib import Path
 from typing import Any
 
 from dbrouter.errors import DbrouterError
+from dbrouter.kb.ingest import RAW_TABLES, collect_raw_rows
+from dbrouter.sources.config import load_sources
 from dbrouter.sources.snowflake import SnowflakeConfigError, connector
 
 CODE_ZIP = "dbrouter_udfs.zip"
@@ -109,7 +111,6 @@ def raw_table_ddl(schema: str) -> dict[str, str]:
     Returns:
         Table name -> DDL statement.
     """
-    from dbrouter.kb.ingest import RAW_TABLES
 
     out = {}
     for name, arrow_schema in RAW_TABLES.items():
@@ -132,7 +133,6 @@ def raw_insert_statements(schema: str, rows: dict[str, list[dict]], batch: int =
     Returns:
         The statements, in table order.
     """
-    from dbrouter.kb.ingest import RAW_TABLES
 
     out = []
     for name, arrow_schema in RAW_TABLES.items():
@@ -276,8 +276,6 @@ def main(argv: list[str] | None = None) -> int:
                     conn.close()
             print(f"staged {len(statements) - 1} files on @{args.stage}", file=sys.stderr)
             return 0
-        from dbrouter.kb.ingest import collect_raw_rows
-        from dbrouter.sources.config import load_sources
 
         _snaps, _issues, _extra, rows = collect_raw_rows(load_sources(args.sources))
         conn = connector().connect(**connect_kwargs_from_env())

@@ -5,3 +5,6 @@
 * :mod:`dbrouter.linking.linker` - the LLM-free linker (default, always available).
 * :mod:`dbrouter.linking.agent` - the agentic linker (explore / retrieve / verify / add / stop).
 """
+
+LINKERS = ("retrieval", "agent")
+"""The schema linkers a caller can choose (`dbrouter link|ask --linker`): LLM-free, or the agent."""

@@ -24,8 +24,9 @@ from typing import TYPE_CHECKING, Protocol
 from dbrouter.answer.results import format_observation
 from dbrouter.answer.runners import execute
 from dbrouter.errors import DbrouterError
+from dbrouter.linking import columns
 from dbrouter.linking.columns import SchemaColumn
-from dbrouter.linking.linker import LinkedSchema
+from dbrouter.linking.linker import LinkedSchema, link_schema
 from dbrouter.linking.prompts import FORMAT_HELP, agent_prompt
 from dbrouter.llm import Completion, LLMUnavailable
 
@@ -255,8 +256,6 @@ def kb_environment(con, target: Target | None, db: str, sql_timeout: float = 10.
     Returns:
         :class:`AgentEnvironment` over ``db``.
     """
-    from dbrouter.linking import columns
-    from dbrouter.linking.linker import link_schema
 
     def run_sql(sql: str) -> str:
         assert target is not None, "run_sql is offered only when the database has a data source"

@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from dbrouter.retrieval import require_database
+
 _COLUMN_FIELDS = ("table_name, column_name, data_type, is_primary_key, is_foreign_key, references_text, "
                   "coalesce(column_description, value_description), sample_values")
 
@@ -65,7 +67,6 @@ def retrieve_columns(con, question: str, db: str, k: int = 10, exclude: Iterable
     Raises:
         DbrouterError: ``db`` is not a database of the knowledge base.
     """
-    from dbrouter.retrieval import require_database
 
     require_database(con, db)
     rows = con.execute(

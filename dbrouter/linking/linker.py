@@ -22,8 +22,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from dbrouter.errors import DbrouterError
+from dbrouter.linking import weights
 from dbrouter.linking.columns import SchemaColumn
 from dbrouter.linking.features import DatabaseSignals, column_features, load_signals
+from dbrouter.retrieval import require_database
+from dbrouter.textin import MAX_QUESTION_CHARS
 
 
 @dataclass
@@ -59,7 +63,6 @@ def probabilities(features: np.ndarray) -> np.ndarray:
     Returns:
         One probability per row.
     """
-    from dbrouter.linking import weights
 
     z = ((features - np.asarray(weights.MEAN)) / np.asarray(weights.SCALE)) @ np.asarray(weights.WEIGHTS)
     return 1.0 / (1.0 + np.exp(-z))
@@ -148,9 +151,6 @@ def link_schema(con, question: str, db: str, threshold: float | None = None, tab
     Raises:
         DbrouterError: ``db`` is not in the KB, or the question is empty.
     """
-    from dbrouter.errors import DbrouterError
-    from dbrouter.linking import weights
-    from dbrouter.retrieval import require_database
 
     if question is None or not str(question).strip():
         raise DbrouterError("the question is empty: pass the question to link, e.g. 'How many singers are there?'")
@@ -177,8 +177,6 @@ def question_vector(con, question: str) -> np.ndarray:
     Returns:
         A float32 vector (zeros when the embedder returns nothing).
     """
-    from dbrouter.errors import DbrouterError
-    from dbrouter.textin import MAX_QUESTION_CHARS
 
     row = con.execute("select embed(?)", [str(question)[:MAX_QUESTION_CHARS]]).fetchone()
     if row is None or row[0] is None:

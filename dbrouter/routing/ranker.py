@@ -16,6 +16,8 @@ from pathlib import Path
 
 import numpy as np
 
+from python_udfs.phrases import content_words
+
 # The order of macro ranker_signal_names().
 SIGNALS = ("database", "table", "column", "example", "example_votes", "semantic", "mapped", "connected",
            "phrase_wins", "lex_table", "lex_name", "lex_value", "lex_example", "shortlist", "has_examples")
@@ -108,7 +110,6 @@ def example_word_share(question: str, examples: list[tuple[str, str]], n_databas
     """
     import math
 
-    from python_udfs.phrases import content_words
 
     vocab: dict[str, set[str]] = {}
     for db_id, text in examples:

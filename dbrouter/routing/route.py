@@ -7,6 +7,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from dbrouter.routing.evidence import RouteEvidence
+from dbrouter.routing.mapping import MappingReport, embedding_mappings, map_phrases_llm
 
 if TYPE_CHECKING:
     from dbrouter.routing.mapping import MappingReport
@@ -86,7 +87,6 @@ def route_with_llm(con, llm, question: str | None, k: int = 5, shortlist_k: int 
     Returns:
         (the ranking, the mapping report).
     """
-    from dbrouter.routing.mapping import MappingReport, embedding_mappings, map_phrases_llm
 
     report = MappingReport()
     if question is None or not str(question).strip():

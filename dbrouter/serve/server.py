@@ -42,7 +42,9 @@ from buenavista.backends.duckdb import DuckDBQueryResult
 from buenavista.core import BVType, Connection, Session, SimpleQueryResult
 from buenavista.postgres import BuenaVistaHandler, BuenaVistaServer, BVBuffer, ServerResponse
 
+from dbrouter.answer.guard import UnsafeSQL, check_read_only
 from dbrouter.errors import USER_ERRORS, DbrouterError
+from dbrouter.kb.connect import connect, route_path_ddl
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 5433
@@ -180,7 +182,6 @@ class KnowledgeBase:
 
     def _reopen(self, identity) -> None:
         """Close the open connection (DuckDB keeps one instance per path) and open the file anew."""
-        from dbrouter.kb.connect import connect, route_path_ddl
 
         if self._con is not None:
             self._con.close()
@@ -291,7 +292,6 @@ class KBSession(Session):
         """
         import duckdb
 
-        from dbrouter.answer.guard import UnsafeSQL, check_read_only
 
         match = _WORD.match(sql)
         word = match.group(1).upper() if match else ""

@@ -30,8 +30,10 @@ ROOT = Path(__file__).resolve().parents[2]  # the checkout: what --write updates
 
 from dbrouter.eval.benchmark import load_benchmark
 from dbrouter.eval.link import build_link_kb, gold_for, load_schemas
+from dbrouter.kb.connect import connect
 from dbrouter.linking.features import FEATURES, column_features, load_signals
 from dbrouter.linking.linker import select_columns
+from python_udfs.embeddings import get_embedder
 
 GRID_THRESHOLD = (0.04, 0.05, 0.06, 0.07, 0.08, 0.1)
 GRID_TABLE = (0.012, 0.014, 0.016, 0.018, 0.02, 0.022, 0.026)
@@ -40,8 +42,6 @@ BUDGET_MARGIN = 0.99
 
 def train_rows(bench, workdir: Path, embedder: str | None, reuse: bool):
     """Feature rows, labels, signals and gold of every parsed train question."""
-    from dbrouter.kb.connect import connect
-    from python_udfs.embeddings import get_embedder
 
     warehouse = workdir / "kb.duckdb"
     if not (reuse and warehouse.is_file()):

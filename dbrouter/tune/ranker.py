@@ -42,6 +42,7 @@ ROOT = Path(__file__).resolve().parents[2]  # the checkout: what --write updates
 from dbrouter.eval.abstain import databases_without_withheld
 from dbrouter.eval.benchmark import is_withheld, load_benchmark, split_train
 from dbrouter.eval.kb import build_kb
+from dbrouter.kb.connect import connect
 from dbrouter.routing import ranker
 
 SPARSE_SHARE, SPARSE_EXAMPLES = 0.1, 3
@@ -87,7 +88,6 @@ def augment(routed: list, examples, n_databases: int) -> list:
 
 def route_all(warehouse: Path, questions, setting: str, embedder: str | None) -> list[ranker.RoutedQuestion]:
     """Route ``questions`` and keep every re-ranked candidate's signals."""
-    from dbrouter.kb.connect import connect
 
     con = connect(warehouse, embedder=embedder)
     out, started = [], time.time()
