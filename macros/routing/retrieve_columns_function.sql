@@ -18,68 +18,38 @@
   {{ return(adapter.dispatch('retrieve_columns_function', 'dbrouter')(path)) }}
 {%- endmacro %}
 
+{#- One body for every adapter: the exclusion list is opened with `flatten` and compared
+    lower-cased; ties order by table and column name so a run is reproducible; a NaN cosine (a
+    zero vector) is no match. -#}
 {% macro default__retrieve_columns_function(path='udf') -%}
-  {{ exceptions.raise_compiler_error("retrieve_columns_function: adapter " ~ adapter.type() ~ " is not supported yet (argument: none); DuckDB and Snowflake are supported") }}
-{%- endmacro %}
-
-{#- DuckDB: list_contains over the lower-cased exclusion list keeps the macro one statement;
-    ties order by table and column name so a run is reproducible. -#}
-{% macro duckdb__retrieve_columns_function(path='udf') -%}
+{%- do dbrouter.route_path_check('retrieve_columns_function', path) -%}
+{%- set maxc = dbrouter.get_var('dbrouter__max_question_chars') | int -%}
+{%- set mat = dbrouter.cte_materialized() -%}
 {%- if path == 'sql' %}
 with recursive q_text as (
-    select 0 as text_id, dbrouter_sql_content_text(left(cast(question as varchar), {{ dbrouter.get_var('dbrouter__max_question_chars') | int }})) as text
+    select 0 as text_id, dbrouter_sql_content_text(left(cast(question as varchar), {{ maxc }})) as text
 ),
 {{ dbrouter.static_text_vectors_step('q_text', 'q_vec') }},
-q as materialized (
+q as {{ mat }} (
     select cast(v_list as float[{{ dbrouter.get_var('dbrouter__embedding_dim') | int }}]) as v, (select vector_label from {{ dbrouter.kb_relation('kb_static_model') }}) as model from q_vec
 ),
 {%- else %}
-with q as materialized (
-    select embed(left(cast(question as varchar), {{ dbrouter.get_var('dbrouter__max_question_chars') | int }})) as v,
-        dbrouter_embedder() as model
+with q as {{ mat }} (
+    select {{ dbrouter.embed_sql("left(cast(question as varchar), " ~ maxc ~ ")") }} as v,
+        {{ dbrouter.runtime_embedder() }} as model
     where nullif(trim(cast(question as varchar)), '') is not null
 ),
 {%- endif %}
-scored as (
-    select c.*, {{ dbrouter.cosine_similarity('d.embedding', 'q.v') }} as sim
-    from {{ dbrouter.kb_relation('kb_columns') }} as c
-    join {{ dbrouter.kb_relation('kb_static_document_embeddings' if path == 'sql' else 'kb_document_embeddings') }} as d on d.document_id = 'column:' || c.column_key
-    cross join q
-    where c.db_id = db and d.embedding_model = q.model and q.v is not null
-      and not list_contains(list_transform(coalesce(exclude, []), lambda x: lower(cast(x as varchar))),
-                            lower(c.table_name || '.' || c.column_name))
-)
-select
-    cast(row_number() over (order by sim desc, table_name, column_name) as integer) as rank,
-    db_id, table_name, column_name, data_type, is_primary_key, is_foreign_key, references_text,
-    column_description, value_description, sample_values, round(cast(sim as double), 4) as score
-from scored
-where not isnan(sim)
-order by sim desc, table_name, column_name
-limit greatest(coalesce(k, 10), 0)
-{%- endmacro %}
-
-{#- Snowflake: a SQL UDTF; the exclusion list is an ARRAY of 'table.column' names compared
-    lower-cased (ARRAY_CONTAINS over a lower-cased copy), and LIMIT takes no expression, so the
-    rank is filtered. -#}
-{% macro snowflake__retrieve_columns_function(path='udf') -%}
-{%- if path != 'udf' -%}
-  {{ exceptions.raise_compiler_error("retrieve_columns_function: adapter " ~ adapter.type() ~ ", argument path '" ~ path ~ "': Snowflake has the UDF path only (the pure-SQL path is DuckDB's)") }}
-{%- endif -%}
-with q as (
-    select {{ dbrouter.embed_sql("left(question, " ~ (dbrouter.get_var('dbrouter__max_question_chars') | int) ~ ")") }} as v,
-        '{{ dbrouter.embedder_label() }}' as model
-    where nullif(trim(question), '') is not null
-),
 excluded as (
-    select lower(f.value::varchar) as name from table(flatten(input => coalesce(exclude, array_construct()))) as f
+    select lower(cast(f.value as varchar)) as name
+    from {{ dbrouter.flatten("coalesce(exclude, " ~ dbrouter.array_literal([]) ~ ")", 'f') }}
 ),
 scored as (
     select c.db_id, c.table_name, c.column_name, c.data_type, c.is_primary_key, c.is_foreign_key, c.references_text,
         c.column_description, c.value_description, c.sample_values,
         {{ dbrouter.cosine_similarity('d.embedding', 'q.v') }} as sim
     from {{ dbrouter.kb_relation('kb_columns') }} as c
-    join {{ dbrouter.kb_relation('kb_document_embeddings') }} as d on d.document_id = 'column:' || c.column_key
+    join {{ dbrouter.kb_relation('kb_static_document_embeddings' if path == 'sql' else 'kb_document_embeddings') }} as d on d.document_id = 'column:' || c.column_key
     cross join q
     where c.db_id = db and d.embedding_model = q.model and q.v is not null
       and lower(c.table_name || '.' || c.column_name) not in (select name from excluded)
@@ -87,10 +57,11 @@ scored as (
 ranked as (
     select *, cast(row_number() over (order by sim desc, table_name, column_name) as integer) as rank
     from scored
-    where sim <> 'NaN'::float
+    where not {{ dbrouter.is_nan('sim') }}
 )
 select rank, db_id, table_name, column_name, data_type, is_primary_key, is_foreign_key, references_text,
     column_description, value_description, sample_values, round(cast(sim as double), 4) as score
 from ranked
 where rank <= greatest(coalesce(k, 10), 0)
+order by rank
 {%- endmacro %}
