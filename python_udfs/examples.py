@@ -15,7 +15,6 @@ import json
 import re
 from dataclasses import asdict, dataclass, field
 
-import sqlglot
 from sqlglot import exp
 
 from python_udfs.sql_usage import sql_usage
@@ -111,9 +110,9 @@ def parse_sql(sql: str | None, schema: dict[str, list[str]] | None = None
         (tables, table.column list, requested entities, parsed?)
     """
     usage = sql_usage(sql, schema)
-    if usage.error:
+    tree = usage.tree
+    if usage.error or tree is None:
         return [], [], [], False
-    tree = sqlglot.parse_one(sql or "", read="sqlite")
     alias = {(t.alias or t.name).lower(): t.name for t in tree.find_all(exp.Table) if t.name}
     tables, columns = usage.tables, usage.columns
     entities: list[str] = []

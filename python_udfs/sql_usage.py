@@ -23,11 +23,13 @@ class SqlUsage:
             schema's when the schema has the table).
         columns: ``table.column`` names (the schema's spelling when known), in query order.
         error: why the SQL could not be parsed (then both lists are empty).
+        tree: the parsed query (None when it could not be parsed), for callers reading more of it.
     """
 
     tables: list[str] = field(default_factory=list)
     columns: list[str] = field(default_factory=list)
     error: str | None = None
+    tree: exp.Expr | None = field(default=None, repr=False, compare=False)
 
 
 def _lookup(schema: dict[str, list[str]] | None) -> dict[str, tuple[str, dict[str, str]]]:
@@ -57,7 +59,7 @@ def sql_usage(sql: str | None, schema: dict[str, list[str]] | None = None, diale
     if tree is None:
         return SqlUsage(error="no statement")
     known = _lookup(schema)
-    out = SqlUsage()
+    out = SqlUsage(tree=tree)
     for table in tree.find_all(exp.Table):
         if table.name:
             out.tables.append(known.get(table.name.lower(), (table.name, {}))[0])

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 
 def cmd_route(args) -> int:
     from dbrouter.llm import LLMClient
+    from dbrouter.routing.ranker import kb_weights
     from dbrouter.routing.route import route, route_with_llm
 
     questions = args.question or stdin_lines()
@@ -29,7 +30,7 @@ def cmd_route(args) -> int:
         err("no LLM configured (DBROUTER_LLM_BASE_URL unset): phrase mappings come from the embedding mapper")
     con = connect_kb(args)
     try:
-        weights = _ranker_weights(con) if args.explain else None
+        weights = kb_weights(con) if args.explain else None
         for q in questions:
             if llm is None:
                 result = route(con, q, args.k)
@@ -103,17 +104,6 @@ def _print_evidence(ev: RouteEvidence, weights: dict[str, float]) -> None:
         print(f"       closest stored example (similarity {sl.example_similarity}), its SQL: {shown(sl.top_example_sql or '')}")
     else:
         print("       no stored example questions for this database")
-
-
-def _ranker_weights(con) -> dict[str, float]:
-    """The ranker weights the warehouse was built with (``route_ranker_weights()``)."""
-    import duckdb
-
-    try:
-        return json.loads(con.execute("select cast(route_ranker_weights() as varchar)").fetchone()[0])
-    except duckdb.CatalogException as exc:
-        raise DbrouterError("this knowledge base predates the learned ranker (no route_ranker_weights()): "
-                            "rebuild it with `dbrouter build`") from exc
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -183,7 +183,7 @@ def evaluate_routing(con, questions: list[Question], log: Log = err, path: str =
     out = RoutedRanks([], [])
     started = time.time()
     depth = default_shortlist_k(con)
-    weights = ranker_weights(con)
+    weights = ranker.kb_weights(con)
     for i, q in enumerate(questions, 1):
         route_one(con, q, out, path, depth, weights)
         if i % 500 == 0 or i == len(questions):
@@ -191,20 +191,6 @@ def evaluate_routing(con, questions: list[Question], log: Log = err, path: str =
             log(f"  routed {i}/{len(questions)} ({time.time() - started:.0f}s) R@1 so far {done['r1']:.4f} "
                 f"(shortlist alone {sl['r1']:.4f})")
     return out
-
-
-def ranker_weights(con) -> dict[str, float]:
-    """The ranker weights the warehouse's route functions were built with (``route_ranker_weights()``).
-
-    Args:
-        con: warehouse connection.
-
-    Returns:
-        Signal name -> weight.
-    """
-    import json
-
-    return json.loads(con.execute("select cast(route_ranker_weights() as varchar)").fetchone()[0])
 
 
 def open_for_path(warehouse: Path, embedder: str | None, path: str):

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
+from dbrouter.errors import DbrouterError
 from python_udfs.phrases import content_words
 
 # The order of macro ranker_signal_names().
@@ -231,3 +232,24 @@ def fit(questions: list[RoutedQuestion], l2: float = 1e-3, steps: int = 500,
 
     res = minimize(loss, np.zeros(len(names)), jac=True, method="L-BFGS-B", options={"maxiter": steps})
     return {n: round(float(w / s), 4) for n, w, s in zip(names, res.x, sd)}
+
+
+def kb_weights(con) -> dict[str, float]:
+    """The ranker weights a warehouse's route functions were built with (``route_ranker_weights()``).
+
+    Args:
+        con: warehouse connection.
+
+    Returns:
+        Signal name -> weight.
+
+    Raises:
+        DbrouterError: the knowledge base predates the learned ranker.
+    """
+    import duckdb
+
+    try:
+        return json.loads(con.execute("select cast(route_ranker_weights() as varchar)").fetchone()[0])
+    except duckdb.CatalogException as exc:
+        raise DbrouterError("this knowledge base predates the learned ranker (no route_ranker_weights()): "
+                            "rebuild it with `dbrouter build`") from exc
