@@ -57,7 +57,8 @@ class Answer:
         routed: True when ``db_id`` was chosen by routing (False: given).
         sql: the SQL that ran (or would run), None without one.
         source: ``llm`` (generated), ``example`` (an example's SQL) or None.
-        status: ``ok``, ``needs_llm``, ``no_sql`` (every candidate failed) or ``error``.
+        status: ``ok`` (SQL ran), ``not_run`` (SQL written, but the database has no source it runs on),
+            ``needs_llm``, ``no_sql`` (every candidate failed) or ``error``.
         columns: result column names.
         rows: result rows (at most the execution row cap).
         total_rows: rows the query returned (``rows`` may hold fewer: ``truncated``).
@@ -67,9 +68,11 @@ class Answer:
         statements: domain statements used (``statement``, ``expression``, ``snippet``, ``score``).
         examples: examples used (``question``, ``sql``, ``stage``, ``score``).
         llm_calls: LLM answers used (linking + generation; cached answers included).
+        llm_failed_calls: LLM calls of generation that failed (not in ``llm_calls``).
         prompt_tokens: their prompt tokens.
         completion_tokens: their completion tokens.
         notes: what a reader should know (no data source, fallbacks, how the SQL was chosen).
+        dialect: the SQL dialect the SQL is written in (``postgres``, ``sqlite``...).
         routing: the top routed db_ids (empty when ``db`` was given).
         decided_by: how the SQL was chosen (:attr:`dbrouter.answer.generate.Generation.decided_by`), None otherwise.
     """
@@ -94,6 +97,8 @@ class Answer:
     notes: list[str] = field(default_factory=list)
     routing: list[str] = field(default_factory=list)
     decided_by: str | None = None
+    dialect: str = ""
+    llm_failed_calls: int = 0
 
     def to_json(self) -> dict[str, Any]:
         """The answer as a JSON-safe dict (bytes, dates, Decimal and non-finite floats converted).
@@ -213,21 +218,41 @@ def ask(con, question: str | None, db: str | None = None, linker: str = "retriev
 
 
 def _route(con, answer: Answer) -> None:
-
+    """Route the question; an abstention is an error naming the closest databases."""
     result = route(con, answer.question, k=3)
     if not result.candidates or result.best is None:
-        raise DbrouterError(f"no database to answer from: {result.reason or 'routing ranked none'}"
-                            + ("; pass --db to choose one" if result.candidates else ""))
+        raise DbrouterError(abstention_message(result, "answer from"))
     answer.db_id, answer.routing = result.best, [c.db_id for c in result.candidates]
 
 
-def _target(con, answer: Answer):
+def abstention_message(result, what: str) -> str:
+    """What ``ask``/``link`` say when routing abstains: why, the closest databases, how to force one.
 
+    Args:
+        result: the :class:`dbrouter.routing.route.RouteResult`.
+        what: the action (``answer from``, ``link against``).
+
+    Returns:
+        One line.
+    """
+    reason = result.reason or "routing ranked no database"
+    if not result.candidates:
+        return f"no database to {what}: {reason}"
+    closest = ", ".join(f"{c.db_id} ({c.score:.3f})" for c in result.candidates[:3])
+    return (f"no database to {what}: {reason}. Closest: {closest}. If one of them is right, pass it with "
+            f"--db {result.candidates[0].db_id}")
+
+
+def _target(con, answer: Answer):
+    """The database's target, or None (with a note, and the dialect its SQL is still written in)."""
     try:
-        return target_for(con, answer.db_id)
+        target = target_for(con, answer.db_id)
     except NoDataSource as exc:
         answer.notes.append(f"SQL is not run: {exc}")
+        answer.dialect = exc.dialect or SCHEMA_ONLY_DIALECT
         return None
+    answer.dialect = target.dialect
+    return target
 
 
 def _link(con, llm, target, answer: Answer, linker: str):
@@ -262,6 +287,7 @@ def _answer_without_llm(answer: Answer, target, examples: list) -> None:
     answer.notes.append(f"no LLM configured: answered with the SQL of the example {close[0].question!r} "
                         f"(matched at stage {close[0].stage})")
     if target is None:
+        answer.status = "not_run"
         return
     try:
         answer.set_result(execute(target, answer.sql))
@@ -273,10 +299,10 @@ def _answer_with_llm(con, answer: Answer, llm, target, linked, statements, examp
                      repair_turns: int) -> None:
     """Generate the SQL (candidates, repair, vote) and fill the answer with the winner's result."""
 
-    dialect = target.dialect if target is not None else SCHEMA_ONLY_DIALECT
     gen = generate_sql(llm, target, answer.question, render_schema(con, answer.db_id, linked.columns),
-                       statements, examples, dialect, n=n, repair_turns=repair_turns)
+                       statements, examples, answer.dialect, n=n, repair_turns=repair_turns)
     answer.llm_calls += gen.llm_calls
+    answer.llm_failed_calls += gen.failed_calls
     answer.prompt_tokens += gen.prompt_tokens
     answer.completion_tokens += gen.completion_tokens
     answer.notes.extend(gen.notes)
@@ -294,6 +320,8 @@ def _answer_with_llm(con, answer: Answer, llm, target, linked, statements, examp
                         f"candidates agree ({len(gen.candidates)} sampled, {gen.repair_turns} repair turns)")
     if gen.result is not None:
         answer.set_result(gen.result)
+    elif target is None:
+        answer.status = "not_run"
 
 
 def _cell(value: Any, width: int = 40) -> str:
@@ -351,7 +379,8 @@ def format_answer(answer: Answer) -> str:
     out += [f"  - {shown(s['statement'])}" for s in answer.statements]
     out.append(f"examples used: {len(answer.examples)}")
     out += [f"  - [{e['stage']}] {shown(e['question'])}" for e in answer.examples]
-    out.append(f"LLM: {answer.llm_calls} calls, {answer.prompt_tokens} prompt + {answer.completion_tokens} "
-               "completion tokens")
+    failed = f", {answer.llm_failed_calls} failed" if answer.llm_failed_calls else ""
+    out.append(f"LLM: {answer.llm_calls} calls answered{failed}, {answer.prompt_tokens} prompt + "
+               f"{answer.completion_tokens} completion tokens")
     out += [f"note: {shown(n)}" for n in answer.notes]
     return "\n".join(out)

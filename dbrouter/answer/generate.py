@@ -22,12 +22,12 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from dbrouter.answer.guard import UnsafeSQL, check_read_only, has_order_by
+from dbrouter.answer.guard import DIALECTS, UnsafeSQL, check_read_only, has_order_by
 from dbrouter.answer.results import format_observation, result_key
 from dbrouter.answer.runners import execute
 from dbrouter.llm import Completion, LLMClient, LLMUnavailable
 
-DIALECT_NAMES = {"duckdb": "DuckDB", "sqlite": "SQLite", "snowflake": "Snowflake"}
+DIALECT_NAMES = DIALECTS
 _FENCE = re.compile(r"```[ \t]*sql[ \t]*\n?(.*?)```", re.IGNORECASE | re.DOTALL)
 _CHOICE = re.compile(r"^\W*(?:answer|winner|choice|better)?\W*\b([AB])\b\W*$", re.IGNORECASE)
 
@@ -73,6 +73,7 @@ class Generation:
         prompt_tokens: their prompt tokens (a cached answer counts the usage of its original call).
         completion_tokens: their completion tokens.
         notes: what happened that a reader should know (failures, no target, ties).
+        failed_calls: LLM calls that failed (unreachable endpoint, timeout, bad answer) and were not counted.
     """
 
     sql: str | None
@@ -84,6 +85,7 @@ class Generation:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     notes: list[str] = field(default_factory=list)
+    failed_calls: int = 0
 
     def count(self, done: Completion) -> None:
         """Add one LLM answer to the question's accounting."""
@@ -100,7 +102,7 @@ class Generation:
 # ---------------------------------------------------------------------------------------- prompts
 
 def dialect_name(dialect: str) -> str:
-    """``DuckDB``/``SQLite``/``Snowflake`` for a sqlglot dialect name.
+    """The name prompts give a sqlglot dialect (``PostgreSQL`` for ``postgres``).
 
     Raises:
         ValueError: an unsupported dialect.
@@ -243,6 +245,7 @@ def run_candidate(llm: LLMClient, gen: Generation, target, messages: list[dict],
         try:
             done = llm.chat(convo, temperature=temperature, sample=index)
         except LLMUnavailable as exc:
+            gen.failed_calls += 1
             cand.error = f"LLM failed: {exc}"
             return cand
         gen.count(done)
@@ -333,6 +336,7 @@ def break_tie(llm: LLMClient, gen: Generation, question: str, schema_text: str,
                     if (choice := _parse_choice(done.text)) is not None:
                         break
             except LLMUnavailable as exc:
+                gen.failed_calls += 1
                 gen.notes.append(f"pairwise comparison failed: {exc}")
             if choice is None:
                 gen.notes.append(f"pairwise comparison of candidates {tied[i][0]} and {tied[j][0]} gave no A/B answer")

@@ -15,7 +15,10 @@ from contextlib import contextmanager
 
 from dbrouter.errors import DbrouterError
 
-DIALECTS = ("sqlite", "duckdb", "snowflake")
+DIALECTS = {"sqlite": "SQLite", "duckdb": "DuckDB", "snowflake": "Snowflake", "postgres": "PostgreSQL",
+            "mysql": "MySQL", "tsql": "SQL Server (T-SQL)", "oracle": "Oracle", "redshift": "Redshift",
+            "bigquery": "BigQuery", "trino": "Trino", "clickhouse": "ClickHouse"}
+"""The sqlglot dialects SQL is checked, generated and run in, with the names prompts give them."""
 
 _STATEMENT_NAMES = {
     "Insert": "INSERT", "Update": "UPDATE", "Delete": "DELETE", "Merge": "MERGE", "Create": "CREATE",
@@ -36,11 +39,19 @@ _DENIED_FUNCTIONS = {
     "glob", "sniff_csv", "sqlite_scan", "sqlite_attach", "query", "query_table", "getenv", "load_extension",
     "readfile", "writefile", "edit", "system", "shell", "exec", "sys_exec", "sys_eval", "popen", "fsdir",
     "zipfile", "lines_read", "duckdb_secrets", "which_secret",
+    # PostgreSQL: server files, large objects, other servers, settings, other sessions, SQL in a string
+    "set_config", "current_setting", "query_to_xml", "query_to_xml_and_xmlschema", "query_to_xmlschema",
+    "cursor_to_xml", "cursor_to_xmlschema", "database_to_xml", "schema_to_xml", "table_to_xml",
+    # MySQL/MariaDB: server files, busy loops
+    "load_file", "benchmark", "sleep", "get_lock", "release_lock",
 }
 
 
 _DENIED_PREFIXES = ("read_", "parquet_", "iceberg_", "delta_", "postgres_", "mysql_", "fts", "http", "sqlar_",
-                    "json_read", "csv_", "s3_", "gcs_", "azure_", "shell", "system_")
+                    "json_read", "csv_", "s3_", "gcs_", "azure_", "shell", "system_", "pg_read", "pg_ls_",
+                    "pg_stat_file", "pg_file", "pg_terminate", "pg_cancel", "pg_reload", "pg_rotate", "pg_promote",
+                    "pg_sleep", "pg_advisory", "pg_notify", "pg_logical", "pg_replication", "pg_create",
+                    "pg_drop", "pg_switch", "pg_backup", "pg_import", "lo_", "dblink", "xp_", "sp_")
 
 
 _DENIED_SUFFIXES = ("_scan", "_attach")
@@ -181,7 +192,7 @@ def check_read_only(sql: str, dialect: str) -> str:
 
     Args:
         sql: SQL text (one statement; a trailing semicolon and trailing comments are fine).
-        dialect: ``sqlite``, ``duckdb`` or ``snowflake`` (sqlglot dialect names).
+        dialect: a sqlglot dialect name of :data:`DIALECTS` (``sqlite``, ``duckdb``, ``postgres``...).
 
     Returns:
         The statement as given, without the trailing semicolon (and comments after it).

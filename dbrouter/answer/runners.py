@@ -17,16 +17,19 @@ A timeout (SQLite progress handler, DuckDB ``interrupt()`` from a timer) and a r
 
 from __future__ import annotations
 
+import contextlib
+import os
 import sqlite3
 import threading
 import time
 import urllib.parse
+from collections.abc import Callable
 from pathlib import Path
 
 from dbrouter.answer.guard import UnsafeSQL, check_read_only
 from dbrouter.answer.results import COUNT_FACTOR, QueryResult
 from dbrouter.errors import DbrouterError
-from dbrouter.sources.base import Target
+from dbrouter.sources.base import Target, quote_ident
 from dbrouter.sources.duckdb import open_duckdb_source
 from dbrouter.sources.registry import source_type
 
@@ -231,33 +234,131 @@ def run_duckdb(path: Path, sql: str, timeout: float, row_cap: int, require_selec
     return result
 
 
+def run_url(target: Target, sql: str, timeout: float, row_cap: int) -> QueryResult:
+    """Low-level runner: run ``sql`` on a server database (``type: url``) in a read-only transaction.
+
+    The session is read-only with a server-side statement timeout (PostgreSQL ``SET TRANSACTION
+    READ ONLY`` and ``statement_timeout``, MySQL/MariaDB their equivalents; see
+    :func:`dbrouter.sources.url.session_guards`), the search path is the database's home schema,
+    and the transaction is rolled back. Give the URL a read-only role (``GRANT SELECT`` only) to
+    make that a guarantee the server keeps. ``${ENV}`` references of the URL are read now, from
+    the environment of this process.
+
+    Args:
+        target: a ``url`` target (:meth:`dbrouter.sources.url.UrlSource.target`).
+        sql: one checked statement.
+        timeout: seconds before the server cancels the statement.
+        row_cap: rows kept.
+
+    Returns:
+        The :class:`QueryResult` (connection and database errors, timeouts in ``error``; no secret
+        in any message).
+    """
+    from dbrouter.errors import SourceError
+    from dbrouter.sources.url import _engine, env_names, expand_url, redact, scrub
+
+    assert target.url is not None, "a url target carries its URL"
+    shown_url = redact(target.url)
+    result = QueryResult()
+    start = time.monotonic()
+    secrets = [os.environ.get(n, "") for n in env_names(target.url)]
+    try:
+        from sqlalchemy.engine import make_url
+
+        url = make_url(expand_url(target.url))
+    except SourceError as exc:
+        return QueryResult(error=f"cannot connect to {target.db_id}: {exc}")
+    except Exception as exc:  # noqa: BLE001 - a URL SQLAlchemy cannot parse
+        return QueryResult(error=f"cannot connect to {target.db_id}: {shown_url} is not a database URL "
+                                 f"({scrub(str(exc), secrets)})")
+    try:
+        engine = _engine(url, timeout_ms=max(1, int(timeout * 1000)))
+    except Exception as exc:  # noqa: BLE001 - no driver installed for the dialect
+        return QueryResult(error=f"no SQLAlchemy driver for {shown_url}: {type(exc).__name__}: "
+                                 f"{scrub(str(exc), secrets)} (install it, e.g. `pip install psycopg`)")
+    raw = None
+    try:
+        raw = engine.raw_connection()
+        cursor = raw.cursor()
+        for statement in _transaction_guards(engine.dialect.name, target.schema):
+            cursor.execute(statement)
+        if engine.dialect.name == "postgresql":
+            # a server-side cursor: rows arrive in batches, so the row cap also bounds this process's memory
+            cursor.close()
+            cursor = raw.cursor(name="dbrouter_answer")
+        cursor.execute(sql)
+        result.columns = [d[0] for d in cursor.description or []]
+        _collect(cursor, result, row_cap)
+    except Exception as exc:  # noqa: BLE001 - the driver's own error types (psycopg, pymysql, ...)
+        text = scrub(str(exc), secrets)
+        if _is_timeout(text):
+            _timed_out(result, timeout)
+        else:
+            result.error = f"{type(exc).__name__}: {text}" if raw is not None else \
+                f"cannot connect to {shown_url}: {type(exc).__name__}: {text}"
+            result.rows, result.total_rows, result.truncated = [], 0, False
+    finally:
+        if raw is not None:
+            with contextlib.suppress(Exception):  # a broken connection has nothing to roll back
+                raw.rollback()
+            raw.close()
+        engine.dispose()
+    result.seconds = time.monotonic() - start
+    return result
+
+
+def _transaction_guards(dialect: str, schema: str | None) -> list[str]:
+    """Per-transaction statements of :func:`run_url` (the session ones come from the engine)."""
+    if dialect == "postgresql":
+        out = ["SET TRANSACTION READ ONLY"]
+        if schema:
+            out.append(f"SET LOCAL search_path TO {quote_ident(schema)}")
+        return out
+    return []
+
+
+def _is_timeout(text: str) -> bool:
+    low = text.lower()
+    return ("statement timeout" in low or "canceling statement" in low or "max_execution_time" in low
+            or "max_statement_time" in low or "query execution was interrupted" in low)
+
+
+def _file(target: Target) -> Path:
+    assert target.path is not None, f"a {target.kind} target carries its file"
+    return target.path
+
+
+RUNNERS: dict[str, Callable[[Target, str, float, int], QueryResult]] = {
+    "sqlite": lambda t, sql, timeout, cap: run_sqlite(_file(t), sql, timeout, cap),
+    "duckdb": lambda t, sql, timeout, cap: run_duckdb(_file(t), sql, timeout, cap),
+    "url": run_url,
+}
+"""Source types SQL runs on, and their runner (the other types' targets raise :class:`NoDataSource`)."""
+
+
 def execute(target: Target, sql: str, timeout: float = 30.0, row_cap: int = 1000) -> QueryResult:
     """Check and run ``sql`` read-only on ``target`` (errors returned in ``QueryResult.error``).
 
     Args:
         target: the database (from :func:`target_for` or :func:`dbrouter.eval.dumps.targets`).
-        sql: one SELECT in the target's dialect.
+        sql: one SELECT in the target's dialect (:attr:`Target.dialect`).
         timeout: seconds before the statement is stopped (``timed_out`` set).
         row_cap: rows kept in ``QueryResult.rows``; more are counted (up to ``COUNT_FACTOR`` times).
 
     Returns:
-        The :class:`QueryResult`; a database error, a timeout, a missing or locked file is in ``error``.
+        The :class:`QueryResult`; a database error, a timeout, a missing or locked file, an
+        unreachable server is in ``error``.
 
     Raises:
-        UnsafeSQL: the SQL is not one read-only SELECT (nothing ran).
-        DbrouterError: ``target.kind`` is not sqlite/duckdb, or timeout/row_cap are not positive.
+        UnsafeSQL: the SQL is not one read-only SELECT in the target's dialect (nothing ran).
+        DbrouterError: ``target.kind`` has no runner, or timeout/row_cap are not positive.
     """
-    if target.kind not in ("sqlite", "duckdb"):
-        raise DbrouterError(f"cannot run SQL on a {target.kind!r} target ({target.db_id}): only sqlite and duckdb")
+    if target.kind not in RUNNERS:
+        raise DbrouterError(f"cannot run SQL on a {target.kind!r} target ({target.db_id}): SQL runs on "
+                            f"{', '.join(RUNNERS)} sources")
     if not (isinstance(timeout, (int, float)) and timeout > 0):
         raise DbrouterError(f"timeout must be a positive number of seconds, not {timeout!r}")
     if not (isinstance(row_cap, int) and row_cap >= 0):
         raise DbrouterError(f"row_cap must be a non-negative integer, not {row_cap!r}")
     statement = check_read_only(sql, target.dialect)
-    if target.kind == "sqlite":
-        return run_sqlite(target.path, statement, timeout, row_cap)
-    return run_duckdb(target.path, statement, timeout, row_cap)
-
-
-
-
+    return RUNNERS[target.kind](target, statement, timeout, row_cap)

@@ -12,7 +12,8 @@ from dbrouter.linking import LINKERS
 
 
 def cmd_ask(args) -> int:
-    """`ask`: answer a question with SQL. Exit 0 answered, 2 SQL generation needs an LLM, 1 an error."""
+    """`ask`: answer a question with SQL. Exit 0 answered, 1 an error, 2 SQL generation needs an LLM,
+    3 SQL written but not run (the database has no source SQL runs on)."""
     import duckdb
 
     from dbrouter.answer.ask import ask, format_answer
@@ -36,7 +37,11 @@ def cmd_ask(args) -> int:
     print(json.dumps(answer.to_json(), default=str) if args.json else format_answer(answer), flush=True)
     if answer.status == "ok":
         return 0
-    err(f"dbrouter: {'error: ' if answer.status != 'needs_llm' else ''}{shown(answer.error)}")
+    if answer.status == "not_run":
+        err("dbrouter: the SQL was written but not run: the database has no source SQL runs on (see the note)")
+        return 3
+    if args.json:  # the text output already ends with the error; JSON readers get it on stderr too
+        err(f"dbrouter: {'error: ' if answer.status != 'needs_llm' else ''}{shown(answer.error)}")
     return 2 if answer.status == "needs_llm" else 1
 
 
@@ -53,8 +58,9 @@ def cmd_link(args) -> int:
         if db is None:
             result = route(con, question, k=1)
             if not result.candidates or result.best is None:
-                raise DbrouterError(f"no database to link against: {result.reason or 'routing ranked none'}"
-                                    + ("; pass --db to choose one" if result.candidates else ""))
+                from dbrouter.answer.ask import abstention_message
+
+                raise DbrouterError(abstention_message(result, "link against"))
             db = result.best
             err(f"routed to {db} (pass --db to choose)")
         linked = _linked(con, question, db, args.linker)
@@ -91,7 +97,7 @@ def _linked(con, question: str, db: str, linker: str):
 def register(sub: argparse._SubParsersAction) -> None:
     """``ask`` and ``link``."""
     sp = sub.add_parser("ask", help="answer a question with SQL on the database routing picks (or --db); "
-                        "exit 0 answered, 2 needs an LLM, 1 error")
+                        "exit 0 answered, 1 error, 2 needs an LLM, 3 SQL written but not run")
     add_common(sp)
     sp.add_argument("question", nargs="?")
     sp.add_argument("--db", help="answer from this database (default: route the question)")

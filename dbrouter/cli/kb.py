@@ -9,6 +9,29 @@ from dbrouter.console import err
 from dbrouter.errors import DbrouterError
 
 
+class SourcesFailed(DbrouterError):
+    """A declared source could not be read (and --allow-partial was not given)."""
+
+
+def failed_sources(report) -> list:
+    """The error issues of an ingest report: databases, files or sources that were left out."""
+    return [i for i in report.issues if i.severity == "error"]
+
+
+def _strict(args):
+    """The ``on_ingested`` of build/refresh: print the report, then stop unless every source was read
+    (a scheduled job must not replace a knowledge base by one missing a database it had)."""
+
+    def check(report) -> None:
+        print_ingest(report)
+        failed = failed_sources(report)
+        if failed and not args.allow_partial:
+            raise SourcesFailed(f"{len(failed)} source error(s) (listed above: first {failed[0].db_id}: "
+                                f"{failed[0].message}); fix them, or pass --allow-partial to build without them")
+
+    return check
+
+
 def cmd_ingest(args) -> int:
 
     import duckdb
@@ -25,6 +48,11 @@ def cmd_ingest(args) -> int:
             raise
         raise DbrouterError(msg) from exc
     print_ingest(report)
+    failed = failed_sources(report)
+    if failed and not args.allow_partial:
+        err(f"dbrouter: error: {len(failed)} source error(s), listed above: the raw tables hold the sources that "
+            "were read; fix the others (or pass --allow-partial to exit 0 on a partial ingest)")
+        return 2
     return 0
 
 
@@ -38,7 +66,7 @@ def cmd_build(args) -> int:
     err(f"building the knowledge base for {warehouse} on a copy (embedder {resolve_embedder_name(args.embedder)})")
     try:
         result = build_atomically(load_sources(args.sources), warehouse, args.embedder, progress=err,
-                                  on_ingested=print_ingest)
+                                  on_ingested=_strict(args))
     except KeyboardInterrupt:
         err("dbrouter: build stopped; " + (f"the previous knowledge base in {warehouse} is unchanged" if existed
                                             else f"no knowledge base was written to {warehouse}"))
@@ -55,7 +83,7 @@ def cmd_refresh(args) -> int:
     warehouse = warehouse_path(args)
     try:
         result = refresh(load_sources(args.sources), warehouse, args.embedder, force=args.force, progress=err,
-                         on_ingested=print_ingest)
+                         on_ingested=_strict(args))
     except KeyboardInterrupt:
         err(f"dbrouter: refresh stopped; the previous knowledge base in {warehouse} (if any) is unchanged")
         raise
@@ -65,15 +93,23 @@ def cmd_refresh(args) -> int:
     return 0
 
 
+def _partial(sp: argparse.ArgumentParser) -> None:
+    sp.add_argument("--allow-partial", action="store_true",
+                    help="build even when a source fails (it is left out and listed); default: a failed source is "
+                         "an error (exit 2) and the previous knowledge base stays")
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     """``ingest``, ``build``, ``refresh``."""
     sp = sub.add_parser("ingest", help="snapshot the declared databases into the warehouse (in place, not atomic: "
                         "an interrupted ingest can leave raw tables newer than the KB; `build` is atomic)")
     add_common(sp, True)
+    _partial(sp)
     sp.set_defaults(func=cmd_ingest)
     sp = sub.add_parser("build", help="ingest, then `dbt build` the knowledge base, atomically: on a copy that "
                         "replaces the warehouse only when complete (a failure keeps the previous KB)")
     add_common(sp, True)
+    _partial(sp)
     sp.set_defaults(func=cmd_build)
     refresh_help = ("for schedules: check every source's schema (catalog only, no rows) against the last refresh "
                     "and run the atomic `build` only when a schema, the sources file or an examples/statements file "
@@ -82,4 +118,5 @@ def register(sub: argparse._SubParsersAction) -> None:
     sp = sub.add_parser("refresh", help=refresh_help, description=refresh_help)
     add_common(sp, True)
     sp.add_argument("--force", action="store_true", help="rebuild even when nothing changed")
+    _partial(sp)
     sp.set_defaults(func=cmd_refresh)

@@ -26,7 +26,10 @@ COMMAND_MODULES = (kb, route, answer, serve, content, eval_cli)
 
 def parser() -> argparse.ArgumentParser:
     """The whole command line parser."""
+    from dbrouter import __version__
+
     p = argparse.ArgumentParser(prog="dbrouter", description="Route questions to the database that can answer them.")
+    p.add_argument("--version", action="version", version=f"dbrouter {__version__}")
     sub = p.add_subparsers(dest="command", required=True)
     for module in COMMAND_MODULES:
         module.register(sub)

@@ -85,22 +85,42 @@ class SourcesConfig:
 
 
 class NoDataSource(DbrouterError):
-    """The database has no executable source (e.g. it was ingested from a schema JSON file)."""
+    """The database has no executable source (e.g. it was ingested from a schema JSON file).
+
+    Attributes:
+        dialect: the sqlglot dialect SQL for it is still written in (None: the schema-only default).
+    """
+
+    def __init__(self, message: str, dialect: str | None = None) -> None:
+        super().__init__(message)
+        self.dialect = dialect
 
 
 @dataclass(frozen=True)
 class Target:
-    """A database SQL can run on: ``kind`` is its source type (``sqlite``, ``duckdb``); ``path`` its file."""
+    """A database SQL can run on.
+
+    Attributes:
+        db_id: the database.
+        kind: its source type (``sqlite``, ``duckdb``, ``url``, ``snowflake``).
+        path: the file of a ``sqlite``/``duckdb`` source.
+        url: a ``url`` source: the SQLAlchemy URL as written (``${ENV}`` references unexpanded, so
+            nothing secret is held); a ``snowflake`` source: ``snowflake://account/database?...``.
+        schema: the schema unqualified table names resolve in (the search path), or None.
+        sql_dialect: the sqlglot dialect of SQL written for it (default: ``kind``).
+    """
 
     db_id: str
     kind: str
-    path: Path
+    path: Path | None = None
+    url: str | None = None
+    schema: str | None = None
+    sql_dialect: str | None = None
 
     @property
     def dialect(self) -> str:
         """The sqlglot dialect of SQL written for this target."""
-        return self.kind
-
+        return self.sql_dialect or self.kind
 
 
 def file_target(db_id: str, kind: str, source_path: str) -> Target:
@@ -112,18 +132,8 @@ def file_target(db_id: str, kind: str, source_path: str) -> Target:
     file = Path(source_path)
     if not file.is_file():
         raise NoDataSource(f"database {db_id!r}: its {kind} file {file} no longer exists: restore it, or fix its "
-                           "path in the sources file and build again")
+                           "path in the sources file and build again", dialect=kind)
     return Target(db_id, kind, file)
-
-
-def no_sql_target(db_id: str, kind: str, source_path: str) -> Target:
-    """The target of a source SQL does not run on yet.
-
-    Raises:
-        NoDataSource: always, saying which sources SQL runs on.
-    """
-    raise NoDataSource(f"database {db_id!r} comes from a {kind} source ({source_path}); SQL runs only on SQLite and "
-                       "DuckDB files: ingest it from one of those and build again")
 
 
 @dataclass

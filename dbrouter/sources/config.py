@@ -29,6 +29,16 @@ from dbrouter.errors import SourcesConfigError
 from dbrouter.sources.base import SourcesConfig, SourceSpec, required_text
 from dbrouter.sources.registry import SOURCE_TYPES
 
+TOP_LEVEL_SETTINGS = ("databases", "examples", "statements", "sample_values", "sample_value_chars")
+"""The keys of the sources file itself; any other is an error (a typo must not be ignored)."""
+
+
+def _did_you_mean(key: str) -> str:
+    import difflib
+
+    close = difflib.get_close_matches(str(key), TOP_LEVEL_SETTINGS, n=1)
+    return f"`{key}` (did you mean `{close[0]}`?)" if close else f"`{key}`"
+
 
 def _paths(raw: Any, base: Path, key: str) -> list[Path]:
     if raw is None:
@@ -77,6 +87,10 @@ def load_sources(path: str | Path) -> SourcesConfig:
         raise SourcesConfigError(f"{path} is not valid YAML: {exc}") from exc
     if not isinstance(raw, dict) or not isinstance(raw.get("databases"), list):
         raise SourcesConfigError(f"{path}: expected a mapping with a `databases:` list")
+    unknown = sorted(set(raw) - set(TOP_LEVEL_SETTINGS))
+    if unknown:
+        raise SourcesConfigError(f"{path}: unknown setting(s) {', '.join(_did_you_mean(k) for k in unknown)}; the "
+                                 f"sources file knows: {', '.join(TOP_LEVEL_SETTINGS)}")
     base = path.resolve().parent
     specs: list[SourceSpec] = []
     for i, entry in enumerate(raw["databases"]):

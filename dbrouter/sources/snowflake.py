@@ -25,12 +25,12 @@ from dbrouter.sources.base import (
     DatabaseSnapshot,
     ForeignKey,
     Issue,
+    NoDataSource,
     ProgressFn,
     SourceSpec,
     TableInfo,
     Target,
     label_of,
-    no_sql_target,
     quote_ident,
     sample_values,
     snapshot_digest,
@@ -273,5 +273,12 @@ class SnowflakeSource:
         return {db_id: fingerprint_snowflake(spec, db_id)}, {}
 
     def target(self, db_id: str, source_path: str) -> Target:
-        """Not yet: ``ask`` runs SQL only on files."""
-        return no_sql_target(db_id, self.name, source_path)
+        """Not yet: ``ask`` writes Snowflake SQL for it but does not run it (the KB does not keep the
+        connection's user, role and warehouse).
+
+        Raises:
+            NoDataSource: always, saying where SQL does run.
+        """
+        raise NoDataSource(f"database {db_id!r} comes from a Snowflake source ({source_path}); dbrouter runs SQL on "
+                           "SQLite and DuckDB files and on `type: url` servers, not yet on Snowflake: run the SQL "
+                           "shown in Snowflake yourself", dialect="snowflake")

@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import re
 import urllib.parse
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any, ClassVar
@@ -26,6 +26,7 @@ from dbrouter.sources.base import (
     DatabaseSnapshot,
     ForeignKey,
     Issue,
+    NoDataSource,
     ProgressFn,
     ServerSource,
     SourceSpec,
@@ -34,25 +35,50 @@ from dbrouter.sources.base import (
     distinct_samples,
     label_of,
     names_setting,
-    no_sql_target,
     required_text,
     snapshot_digest,
     text_setting,
 )
 
+SCHEMA_MARK = " search_path "
+"""Separates the URL and the home schema in a server database's ``source_path``."""
 ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 SAMPLE_SCAN_ROWS = 10000
 COUNT_CAP = 100000  # tables are counted up to this many rows; a larger count is stored as NULL
 STATEMENT_TIMEOUT_MS = 10000
-# Per dialect: statements that make the session read-only and bound each statement's time.
-SESSION_GUARDS: dict[str, tuple[str, ...]] = {
-    "postgresql": ("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY",
-                   f"SET statement_timeout = {STATEMENT_TIMEOUT_MS}"),
-    "mysql": ("SET SESSION TRANSACTION READ ONLY", f"SET SESSION MAX_EXECUTION_TIME = {STATEMENT_TIMEOUT_MS}"),
-    "mariadb": ("SET SESSION TRANSACTION READ ONLY",
-                f"SET SESSION max_statement_time = {STATEMENT_TIMEOUT_MS / 1000:g}"),
-}
+CONNECT_TIMEOUT_S = 10
+
+
+def session_guards(dialect: str, timeout_ms: int = STATEMENT_TIMEOUT_MS) -> tuple[str, ...]:
+    """Statements that make a session read-only and bound each statement's time, per dialect.
+
+    Args:
+        dialect: SQLAlchemy dialect name (``postgresql``, ``mysql``, ``mariadb``).
+        timeout_ms: the statement timeout.
+
+    Returns:
+        The statements (empty for a dialect without such settings: then only the SQL guard and
+        the source's role protect it).
+    """
+    return {
+        "postgresql": ("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY", f"SET statement_timeout = {timeout_ms}"),
+        "mysql": ("SET SESSION TRANSACTION READ ONLY", f"SET SESSION MAX_EXECUTION_TIME = {timeout_ms}"),
+        "mariadb": ("SET SESSION TRANSACTION READ ONLY", f"SET SESSION max_statement_time = {timeout_ms / 1000:g}"),
+    }.get(dialect, ())
+
+
+SESSION_GUARDS: dict[str, tuple[str, ...]] = {d: session_guards(d) for d in ("postgresql", "mysql", "mariadb")}
 SYSTEM_SCHEMAS = {"information_schema", "pg_catalog", "pg_toast", "mysql", "performance_schema", "sys"}
+# SQLAlchemy dialect -> the sqlglot dialect generated SQL is written and checked in.
+SQLGLOT_DIALECTS = {"postgresql": "postgres", "mysql": "mysql", "mariadb": "mysql", "mssql": "tsql",
+                    "oracle": "oracle", "sqlite": "sqlite", "duckdb": "duckdb", "snowflake": "snowflake",
+                    "redshift": "redshift", "bigquery": "bigquery", "trino": "trino", "clickhouse": "clickhouse"}
+
+
+def is_system_schema(name: str) -> bool:
+    """True for a catalog schema no user table lives in (``pg_catalog``, ``pg_temp_3``, ``sys``...)."""
+    low = name.lower()
+    return low in SYSTEM_SCHEMAS or low.startswith(("pg_temp_", "pg_toast"))
 
 
 URL_SETTINGS = ("url", "id", "description", "databases", "schemas", "exclude_schemas", "include_tables",
@@ -102,7 +128,7 @@ def _matches(name: str, patterns: tuple[str, ...]) -> bool:
     return any(fnmatchcase(name.lower(), p.lower()) for p in patterns)
 
 
-def _scrub(message: str, secrets: list[str]) -> str:
+def scrub(message: str, secrets: list[str]) -> str:
     for s in secrets:
         if s:
             message = message.replace(s, "***").replace(urllib.parse.quote(s, safe=""), "***")
@@ -135,7 +161,7 @@ def read_server(spec: ServerSource, n_samples: int, chars: int,
     except SourceError:
         raise
     except Exception as exc:  # noqa: BLE001 - sqlalchemy.exc.ArgumentError and friends
-        raise SourceError(spec.id or shown, f"`url` {shown} is not a database URL ({_scrub(str(exc), secrets)}); "
+        raise SourceError(spec.id or shown, f"`url` {shown} is not a database URL ({scrub(str(exc), secrets)}); "
                           "write it as dialect+driver://user@host:port/database") from exc
     if base.password and not secrets:
         secrets.append(str(base.password))
@@ -149,20 +175,34 @@ def read_server(spec: ServerSource, n_samples: int, chars: int,
             snaps.extend(_read_database(url, spec, db_id, shown, n_samples, chars, progress))
         except SourceError as exc:
             issues.append(Issue(exc.db_id, None, "error",
-                                f"{_scrub(str(exc), secrets)} (database left out of the knowledge base)"))
+                                f"{scrub(str(exc), secrets)} (database left out of the knowledge base)"))
         except Exception as exc:  # noqa: BLE001 - a server that is down must not stop the other sources
             issues.append(Issue(db_id, shown, "error",
-                                f"cannot read {shown} ({type(exc).__name__}: {_scrub(str(exc), secrets)}); "
+                                f"cannot read {shown} ({type(exc).__name__}: {scrub(str(exc), secrets)}); "
                                 "database left out of the knowledge base"))
     return snaps, issues
 
 
-def _engine(url: Any):
+def _connect_args(url: Any) -> dict[str, Any]:
+    """Driver arguments that bound connecting in time."""
+    from sqlalchemy.engine import make_url
+
+    backend = make_url(url).get_backend_name()
+    if backend == "postgresql":
+        return {"connect_timeout": CONNECT_TIMEOUT_S}
+    if backend in ("mysql", "mariadb"):
+        return {"connect_timeout": CONNECT_TIMEOUT_S}
+    return {}
+
+
+def _engine(url: Any, timeout_ms: int = STATEMENT_TIMEOUT_MS):
+    """An engine whose every connection is read-only with a statement timeout (see :func:`session_guards`)."""
     from sqlalchemy import create_engine, event
     from sqlalchemy.pool import NullPool
 
-    engine = create_engine(url, poolclass=NullPool)  # one connection per read, closed with the engine
-    guards = SESSION_GUARDS.get(engine.dialect.name, ())
+    # one connection per read, closed with the engine
+    engine = create_engine(url, poolclass=NullPool, connect_args=_connect_args(url))
+    guards = session_guards(engine.dialect.name, timeout_ms)
 
     @event.listens_for(engine, "connect")
     def _guard(dbapi_con, _record):  # read-only session and statement timeout, before any query
@@ -189,25 +229,71 @@ def _read_database(url: Any, spec: ServerSource, db_id: str, shown: str, n_sampl
     try:
         with engine.connect() as con:
             insp = inspect(con)
-            default = insp.default_schema_name
-            schemas = list(spec.schemas) or [default]
-            known = set(insp.get_schema_names())
-            for s in schemas:
+            default, database = insp.default_schema_name, url.database
+            known = [k for k in insp.get_schema_names() if not is_system_schema(k)]
+            for s in spec.schemas:
                 if s not in known:
-                    raise SourceError(db_id, f"schema {s!r} not found in {shown} (it has: "
-                                      f"{', '.join(sorted(k for k in known if k not in SYSTEM_SCHEMAS))})")
-            schemas = [s for s in schemas if not _matches(s, spec.exclude_schemas)]
-            where = f"{shown} ({url.database})" if url.database else shown
+                    raise SourceError(db_id, f"schema {s!r} not found in {shown} (it has: {', '.join(sorted(known))})")
+            # every non-system schema unless `schemas` names some; filters narrow either
+            schemas = [s for s in (list(spec.schemas) or sorted(known)) if not _matches(s, spec.exclude_schemas)]
+            where = source_location(spec.url, database if spec.databases else None)
             if spec.per_schema:
                 out = []
                 for s in schemas:
                     sid = f"{db_id}_{s}" if spec.id or spec.databases else s
-                    out.append(_snapshot(con, insp, [s], s, sid, f"{where} schema {s}", spec, n_samples, chars))
+                    snap = _snapshot(con, insp, [s], s, sid, where, spec, n_samples, chars)
+                    if snap.tables:  # a per-schema source keeps only the schemas that hold tables
+                        out.append(snap)
+                if not out:
+                    raise SourceError(db_id, _no_tables(shown, database, schemas, known, spec))
                 return out
-            home = schemas[0] if len(schemas) == 1 else default  # bare names for the only or default schema
-            return [_snapshot(con, insp, schemas, home, db_id, where, spec, n_samples, chars)]
+            home = _home_schema(insp, schemas, default)
+            snap = _snapshot(con, insp, schemas, home, db_id, where, spec, n_samples, chars)
+            if not snap.tables:
+                raise SourceError(db_id, _no_tables(shown, database, schemas, known, spec))
+            return [snap]
     finally:
         engine.dispose()
+
+
+def _home_schema(insp, schemas: list[str], default: str | None) -> str | None:
+    """The schema whose tables keep bare names (the search path of ``ask``): the only schema read,
+    else the default schema when it holds tables, else the only schema that does."""
+    if len(schemas) == 1:
+        return schemas[0]
+    if default in schemas and (insp.get_table_names(schema=default) or insp.get_view_names(schema=default)):
+        return default
+    holding = [s for s in schemas if insp.get_table_names(schema=s) or insp.get_view_names(schema=s)]
+    return holding[0] if len(holding) == 1 else default
+
+
+def _no_tables(shown: str, database: str | None, schemas: list[str], known: list[str], spec: ServerSource) -> str:
+    filters = [f"{k}: {', '.join(v)}" for k, v in (("exclude_schemas", spec.exclude_schemas),
+                                                   ("include_tables", spec.include_tables),
+                                                   ("exclude_tables", spec.exclude_tables)) if v]
+    return (f"no table or view readable in {shown}{f' (database {database})' if database else ''}: read schemas "
+            f"{', '.join(schemas) or '(none)'}; the database has schemas {', '.join(sorted(known)) or '(none)'}"
+            + (f"; filters {'; '.join(filters)}" if filters else "")
+            + ": name the schemas with `schemas:`, loosen the filters, or grant the role USAGE/SELECT")
+
+
+def source_location(url: str, database: str | None = None) -> str:
+    """The ``source_path`` of a server database in ``kb_databases``: the URL as written (``${ENV}``
+    references kept, a literal password masked) with ``database`` in place of the URL's own.
+
+    Args:
+        url: the ``url`` setting.
+        database: a database of ``databases:`` (None: the URL's).
+
+    Returns:
+        A URL :func:`dbrouter.sources.url.UrlSource.target` connects to again.
+    """
+    if not database:
+        return redact(url)
+    match = re.match(r"^([^:/]+://[^/?#]*)(/[^?#]*)?(.*)$", url)
+    if not match:
+        return redact(url)
+    return redact(f"{match[1]}/{urllib.parse.quote(database, safe='')}{match[3]}")
 
 
 def _qualify(schema: str | None, table: str, home: str | None) -> str:
@@ -216,7 +302,8 @@ def _qualify(schema: str | None, table: str, home: str | None) -> str:
 
 def _snapshot(con, insp, schemas: list[str], home: str | None, db_id: str, where: str, spec: ServerSource,
               n_samples: int, chars: int) -> DatabaseSnapshot:
-    snap = DatabaseSnapshot(db_id, "url", where, spec.description)
+    location = f"{where}{SCHEMA_MARK}{home}" if home else where
+    snap = DatabaseSnapshot(db_id, "url", location, spec.description)
     for schema in schemas:
         views = set(insp.get_view_names(schema=schema))
         for name in sorted(set(insp.get_table_names(schema=schema)) | views):
@@ -267,8 +354,8 @@ def _table(con, insp, schema: str, name: str, qualified: str, is_view: bool, n_s
                           col.get("comment") or None)
         if n_samples > 0 and count:
             try:
-                info.samples = distinct_samples(con.execute(sample_query(name, schema, col["name"], n_samples)),
-                                                n_samples, chars)
+                query = sample_query(name, schema, col["name"], n_samples, order_by=sorted(pk) if count else ())
+                info.samples = distinct_samples(con.execute(query), n_samples, chars)
             except Exception as exc:  # noqa: BLE001 - e.g. a type without equality (json) in DISTINCT
                 con.rollback()
                 snap.issues.append(Issue(snap.db_id, f"{qualified}.{col['name']}", "warning",
@@ -277,14 +364,20 @@ def _table(con, insp, schema: str, name: str, qualified: str, is_view: bool, n_s
     return table
 
 
-def sample_query(table: str, schema: str | None, column_name: str, n: int):
-    """The bounded sample query: ``n * 3`` distinct non-NULL values of a column among the first
-    ``SAMPLE_SCAN_ROWS`` rows, as a SQLAlchemy statement (each dialect renders its own quoting
-    and LIMIT/TOP/FETCH).
+def sample_query(table: str, schema: str | None, column_name: str, n: int, order_by: Iterable[str] = ()):
+    """The bounded, deterministic sample query: the ``n * 3`` smallest distinct non-NULL values of a
+    column among its first ``SAMPLE_SCAN_ROWS`` rows, as a SQLAlchemy statement (each dialect renders
+    its own quoting and LIMIT/TOP/FETCH).
+
+    The values are ordered, so the same data gives the same samples whatever plan the server picks
+    (a bare ``ANALYZE`` must not change the knowledge base). Which rows are scanned is fixed by the
+    primary key when ``order_by`` names it; a table without one that has more than
+    ``SAMPLE_SCAN_ROWS`` rows may still be scanned in plan order.
 
     Args:
         table: table name; schema: its schema (None: the default); column_name: the column.
         n: how many values are wanted.
+        order_by: primary-key columns fixing which rows the scan reads.
 
     Returns:
         A ``Select``.
@@ -293,8 +386,13 @@ def sample_query(table: str, schema: str | None, column_name: str, n: int):
 
     rel = Table(table, MetaData(), schema=schema)
     col = column(column_name)
-    inner = select(col).select_from(rel).where(col.is_not(None)).limit(SAMPLE_SCAN_ROWS).subquery()
-    return select(inner.c[0]).distinct().limit(n * 3)
+    inner = select(col).select_from(rel).where(col.is_not(None))
+    keys = [column(k) for k in order_by]
+    if keys:
+        inner = inner.order_by(*keys)
+    inner_q = inner.limit(SAMPLE_SCAN_ROWS).subquery()
+    value = inner_q.c[0]
+    return select(value).distinct().order_by(value).limit(n * 3)
 
 
 def _foreign_keys(insp, schema: str, name: str, qualified: str, home: str | None,
@@ -371,5 +469,15 @@ class UrlSource:
         return fingerprint_server(spec)
 
     def target(self, db_id: str, source_path: str) -> Target:
-        """Not yet: ``ask`` runs SQL only on files (issue 21 adds server targets)."""
-        return no_sql_target(db_id, self.name, source_path)
+        """The server database itself: SQL runs through :func:`dbrouter.answer.runners.run_url`.
+
+        Raises:
+            NoDataSource: ``source_path`` is not a URL (a KB built before server targets: build again).
+        """
+        url, _, schema = source_path.partition(SCHEMA_MARK)
+        if "://" not in url:
+            raise NoDataSource(f"database {db_id!r}: its source {source_path!r} is not a URL (a knowledge base built "
+                               "by an older dbrouter): run `dbrouter build` again")
+        backend = url.split("://", 1)[0].split("+", 1)[0].lower()
+        return Target(db_id, self.name, url=url, schema=schema or None,
+                      sql_dialect=SQLGLOT_DIALECTS.get(backend, backend))

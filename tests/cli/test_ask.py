@@ -74,7 +74,7 @@ def test_ask_with_llm_answers_with_rows_and_provenance(built_kb, tmp_path):
     assert "SQL DIALECT: SQLite" in prompts[0] and "singer" in prompts[0].split("DATABASE SCHEMA:")[1]
     # the text form: the SQL, the table and the provenance; the second run came from the cache
     assert text.returncode == 0 and SQL in text.stdout and "database: concert_singer (given with --db)" in text.stdout
-    assert str(expected[0][0]) in text.stdout and "LLM: 3 calls" in text.stdout and len(prompts) == 3
+    assert str(expected[0][0]) in text.stdout and "LLM: 3 calls answered" in text.stdout and len(prompts) == 3
 
 
 @pytest.mark.slow
@@ -150,9 +150,10 @@ def test_schema_only_database_generates_without_running(built_kb, tmp_path):
     with FakeLLM(lambda messages: "```sql\nSELECT count(*) FROM course\n```", conversation=True) as fake:
         proc = _ask(built_kb, "--db", "college_3", "--json", "--candidates", "2", "How many courses are there?",
                     env=_env(fake, tmp_path))
-    assert proc.returncode == 0, proc.stderr
+    assert proc.returncode == 3, proc.stderr  # written, not run: not the exit code of an answer
     data = json.loads(proc.stdout)
     assert data["sql"] == "SELECT count(*) FROM course" and data["decided_by"] == "text" and data["rows"] == []
+    assert data["status"] == "not_run" and data["dialect"] == "sqlite"
     assert any("not run" in n for n in data["notes"])
 
 
@@ -177,7 +178,17 @@ def test_unreachable_llm_is_a_clear_error(built_kb, tmp_path):
     proc = _ask(built_kb, "--db", "concert_singer", "--json", QUESTION, env=env)
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
     assert re.search(r"LLM at http://127.0.0.1:9/v1 failed", proc.stderr)
-    assert json.loads(proc.stdout)["status"] == "error"
+    data = json.loads(proc.stdout)
+    assert data["status"] == "error" and data["llm_calls"] == 0 and data["llm_failed_calls"] == 5
+    text = _ask(built_kb, "--db", "concert_singer", QUESTION, env=env)
+    assert text.returncode == 1 and "0 calls answered, 5 failed" in text.stdout
+
+
+@pytest.mark.slow
+def test_needs_llm_hint_is_printed_once(built_kb):
+    proc = _ask(built_kb, "--db", "concert_singer", QUESTION, env=NO_LLM)
+    assert proc.returncode == 2
+    assert (proc.stdout + proc.stderr).count("DBROUTER_LLM_BASE_URL") == 1
 
 
 def test_values_are_json_safe():

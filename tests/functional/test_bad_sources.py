@@ -63,8 +63,18 @@ def bad_kb(tmp_path_factory):
         "  - {type: schema_json, path: schemas/s.jsonl}\nexamples: [{path: examples.jsonl}]\n")
     before = {p.name: p.read_bytes() for p in dbs.iterdir()}
     warehouse = base / "kb.duckdb"
-    proc = run_cli("build", "--sources", str(base / "sources.yml"), "--warehouse", str(warehouse), check=False)
-    return {"base": base, "warehouse": warehouse, "proc": proc, "before": before}
+    strict = run_cli("build", "--sources", str(base / "sources.yml"), "--warehouse", str(warehouse), check=False)
+    proc = run_cli("build", "--sources", str(base / "sources.yml"), "--warehouse", str(warehouse),
+                   "--allow-partial", check=False)
+    return {"base": base, "warehouse": warehouse, "proc": proc, "strict": strict, "before": before}
+
+
+def test_a_failed_source_is_an_error_without_allow_partial(bad_kb):
+    """Before: `build` exited 0 with sources left out, so a scheduled job could not tell."""
+    strict = bad_kb["strict"]
+    assert strict.returncode == 2 and "Traceback" not in strict.stderr
+    assert "source error(s)" in strict.stderr and "--allow-partial" in strict.stderr
+    assert "no knowledge base was written" in strict.stderr
 
 
 def test_bad_sources_are_left_out_by_name_and_the_rest_builds(bad_kb):

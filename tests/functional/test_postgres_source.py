@@ -128,7 +128,10 @@ def test_one_source_names_several_databases(pg):
     by_id = {s.db_id: s for s in snaps}
     assert issues == [] and set(by_id) == {"corp_shop", "corp_archive"}
     assert [(t.name, t.description) for t in by_id["corp_archive"].tables] == [("old_invoice", "invoices before 2010")]
-    assert {t.name for t in by_id["corp_shop"].tables} == {"settings"}  # the default schema only
+    # every non-system schema by default; the default schema's tables keep bare names
+    assert {t.name for t in by_id["corp_shop"].tables} == {"settings", "sales.customer", "sales.Order Items",
+                                                          "sales.paris_customers", "sales.empty_table", "hr.employee"}
+    assert by_id["corp_shop"].source_path.endswith("/shop search_path public")
 
 
 def test_bad_sources_are_reported_not_raised(pg):

@@ -193,7 +193,7 @@ def test_bad_arguments_are_clear_errors(dbs):
     with pytest.raises(UnsafeSQL, match="empty"):
         check_read_only(None, "sqlite")
     with pytest.raises(DbrouterError, match="unknown SQL dialect"):
-        check_read_only("SELECT 1", "oracle")
+        check_read_only("SELECT 1", "klingon")
     with pytest.raises(DbrouterError, match="timeout"):
         execute(dbs["sqlite"], "SELECT 1", timeout=0)
     with pytest.raises(DbrouterError, match="row_cap"):

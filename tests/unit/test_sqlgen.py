@@ -228,7 +228,7 @@ def test_transpile_between_dialects_and_bad_arguments(tmp_path):
     with pytest.raises(ValueError, match="at least 1 candidate"):
         generate_sql(None, None, QUESTION, SCHEMA, [], [], "sqlite", n=0)
     with pytest.raises(ValueError, match="unsupported SQL dialect"):
-        generate_sql(None, None, QUESTION, SCHEMA, [], [], "oracle")
+        generate_sql(None, None, QUESTION, SCHEMA, [], [], "klingon")
 
 
 def test_sql_written_for_another_dialect_is_transpiled_before_it_runs(tmp_path):

@@ -55,6 +55,12 @@ def test_targets_say_where_sql_runs_or_why_it_cannot(tmp_path):
         source_type("duckdb").target("y", str(tmp_path / "gone.duckdb"))
     with pytest.raises(NoDataSource, match="schema file"):
         source_type("schema_json").target("z", "s.json")
-    for kind in ("url", "snowflake"):
-        with pytest.raises(NoDataSource, match="SQL runs only on SQLite and DuckDB"):
-            source_type(kind).target("w", f"{kind}:x")
+    with pytest.raises(NoDataSource, match="not yet on Snowflake") as info:
+        source_type("snowflake").target("w", "snowflake://acct/SALES")
+    assert info.value.dialect == "snowflake"  # its SQL is still written in Snowflake's dialect
+    with pytest.raises(NoDataSource, match="built by an older dbrouter"):
+        source_type("url").target("w", "url:postgresql")
+    server = source_type("url").target("s", "postgresql+psycopg://r:${PW}@h:5432/shop search_path billing")
+    assert (server.url, server.schema, server.dialect) == ("postgresql+psycopg://r:${PW}@h:5432/shop", "billing",
+                                                           "postgres")
+    assert source_type("url").target("m", "mysql+pymysql://r@h/shop").dialect == "mysql"
