@@ -238,7 +238,8 @@ def abstention_message(result, what: str) -> str:
     reason = result.reason or "routing ranked no database"
     if not result.candidates:
         return f"no database to {what}: {reason}"
-    closest = ", ".join(f"{c.db_id} ({c.score:.3f})" for c in result.candidates[:3])
+    closest = ", ".join(f"{c.db_id} (score {c.score:.3f})" if c.score is not None else c.db_id
+                        for c in result.candidates[:3])
     return (f"no database to {what}: {reason}. Closest: {closest}. If one of them is right, pass it with "
             f"--db {result.candidates[0].db_id}")
 

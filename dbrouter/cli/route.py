@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
 def cmd_route(args) -> int:
     from dbrouter.llm import LLMClient
-    from dbrouter.routing.ranker import kb_weights
+    from dbrouter.routing.ranker import examples_note, kb_weights
     from dbrouter.routing.route import route, route_with_llm
 
     questions = args.question or stdin_lines()
@@ -31,6 +31,7 @@ def cmd_route(args) -> int:
     con = connect_kb(args)
     try:
         weights = kb_weights(con) if args.explain else None
+        note = examples_note(con) if args.explain else None
         for q in questions:
             if llm is None:
                 result = route(con, q, args.k)
@@ -44,6 +45,8 @@ def cmd_route(args) -> int:
                                   "ranking": [c.to_dict() for c in result.candidates]}))
             else:
                 _print_ranking(result, args.explain, weights)
+                if note:
+                    print(f"   note: {note}")
     finally:
         con.close()
     return 0
@@ -65,9 +68,10 @@ def _print_ranking(result: RouteResult, explain: bool, weights: dict[str, float]
     for c in result.candidates:
         ev = c.evidence
         line = f"  {c.rank}. {c.db_id:<32} "
-        line += (f"ranker score {ev.rank_score:.4f}  (shortlist #{ev.shortlist.rank}, score {c.score:.4f})"
-                 if ev.reranked and ev.rank_score is not None else
-                 f"shortlist #{ev.shortlist.rank} score {c.score:.4f} (below the re-rank depth: ordered by it)")
+        line += (f"score {c.score:.4f}  (shortlist #{ev.shortlist.rank}, shortlist score {c.shortlist_score:.4f})"
+                 if c.score is not None else
+                 f"shortlist #{ev.shortlist.rank}, shortlist score {c.shortlist_score:.4f} (below the re-rank depth: "
+                 "ordered by it)")
         print(line)
         if explain:
             _print_evidence(ev, weights or {})
@@ -100,6 +104,8 @@ def _print_evidence(ev: RouteEvidence, weights: dict[str, float]) -> None:
     joined = "joinable" if ev.connectivity else "not all joinable"
     print(f"       tables of the mapped columns: {', '.join(tables) or 'none'}: {joined}{implied}"
           f"{'; join path ' + ev.join_path if ev.join_path else ''}")
+    if ev.example_match:
+        print("       first because the question is one of this database's stored example questions")
     if sl.example_similarity is not None:
         print(f"       closest stored example (similarity {sl.example_similarity}), its SQL: {shown(sl.top_example_sql or '')}")
     else:

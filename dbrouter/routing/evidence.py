@@ -104,6 +104,7 @@ class RouteEvidence:
     signals: dict[str, float] | None
     mappings: list[MappedPhrase] | None
     mapped_by: str | None = None
+    example_match: bool = False
 
     @property
     def reranked(self) -> bool:

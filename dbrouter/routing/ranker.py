@@ -253,3 +253,30 @@ def kb_weights(con) -> dict[str, float]:
     except duckdb.CatalogException as exc:
         raise DbrouterError("this knowledge base predates the learned ranker (no route_ranker_weights()): "
                             "rebuild it with `dbrouter build`") from exc
+
+
+def examples_note(con, path: str = "udf") -> str | None:
+    """Why the example signals are 0 on this knowledge base, or None when its examples are used.
+
+    Args:
+        con: warehouse connection.
+        path: the route path (``udf`` or ``sql``: the pure-SQL path has its own decision).
+
+    Returns:
+        One sentence for ``route --explain`` (the leave-one-out counts of ``kb_routing_calibration``).
+    """
+    prefix = "static_" if path == "sql" else ""
+    try:
+        row = con.execute(f"select {prefix}n_probes, {prefix}probes_right_by_schema, {prefix}probes_right_by_examples, "
+                          f"{prefix}examples_trusted from kb_routing_calibration").fetchone()
+    except Exception:  # noqa: BLE001 - a KB built before the leave-one-out trust test
+        return None
+    if row is None or row[3]:
+        return None
+    probes, by_schema, by_examples, _ = row
+    if not probes:
+        return "example signals are off: the knowledge base has no example questions"
+    return (f"example signals are off for this knowledge base: routed leave-one-out, its examples put "
+            f"{by_examples} of {probes} example questions on their own database first, the schema alone "
+            f"{by_schema} (kb_routing_calibration.examples_trusted = 0: examples must do better than the schema; "
+            "add examples for the databases they confuse)")

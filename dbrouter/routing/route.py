@@ -15,12 +15,25 @@ if TYPE_CHECKING:
 
 @dataclass
 class RouteCandidate:
-    """One ranked database: its rank, its shortlist score and why (:class:`RouteEvidence`)."""
+    """One ranked database: its rank, the score that ordered it and why (:class:`RouteEvidence`).
+
+    Attributes:
+        rank: 1 = best.
+        db_id: the database.
+        score: the ranker score that orders the candidates; None for a candidate below the re-rank
+            depth (ordered after every re-ranked one, by ``shortlist_score``).
+        evidence: the signals behind it.
+    """
 
     rank: int
     db_id: str
-    score: float
+    score: float | None
     evidence: RouteEvidence
+
+    @property
+    def shortlist_score(self) -> float:
+        """The first ranking's score (step 1), kept under its own name."""
+        return self.evidence.shortlist.score
 
     def to_dict(self) -> dict[str, Any]:
         """The candidate as ``route_query_json`` returns it (evidence as a JSON object).
@@ -62,7 +75,7 @@ def route(con, question: str | None, k: int = 5) -> RouteResult:
     """
     raw = con.execute("select route_query_json(?, ?)", [question, int(k)]).fetchall()[0][0]
     data = json.loads(raw)
-    cands = [RouteCandidate(int(c["rank"]), c["db_id"], float(c["score"]), RouteEvidence.from_json(c["evidence"]))
+    cands = [RouteCandidate(int(c["rank"]), c["db_id"], _score(c["score"]), RouteEvidence.from_json(c["evidence"]))
              for c in data.get("ranking") or []]
     return RouteResult(question, cands, data.get("reason"), bool(data.get("abstained")))
 
@@ -107,7 +120,7 @@ def route_with_llm(con, llm, question: str | None, k: int = 5, shortlist_k: int 
                            "column_name": m.column_name} for ms in by_db.values() for m in ms])
     rows = con.execute("select rank, db_id, score, evidence from route_query_ranked_mapped(?, ?, ?, ?)",
                        [question, payload, int(k), depth]).fetchall()
-    cands = [RouteCandidate(int(r), d, float(s), RouteEvidence.from_json(e)) for r, d, s, e in rows]
+    cands = [RouteCandidate(int(r), d, _score(s), RouteEvidence.from_json(e)) for r, d, s, e in rows]
     for c in cands:
         if c.evidence.reranked:
             by = "llm" if c.db_id in report.mapped_by_llm else "embedding (LLM fallback)"
@@ -117,6 +130,10 @@ def route_with_llm(con, llm, question: str | None, k: int = 5, shortlist_k: int 
               f"no database matches confidently: the best, {cands[0].db_id}, scored {cands[0].evidence.rank_score}, "
               "below dbrouter__abstain_below" if abstained else None)
     return RouteResult(question, cands, reason, abstained), report
+
+
+def _score(value: Any) -> float | None:
+    return None if value is None else float(value)
 
 
 def default_shortlist_k(con) -> int:

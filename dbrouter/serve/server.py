@@ -3,14 +3,15 @@
 The protocol is spoken by `buenavista <https://github.com/jwills/buenavista>`_ (0.5); this module
 plugs dbrouter in behind it:
 
-- every query runs on a cursor of one read-only :func:`dbrouter.connect` connection (the UDFs
-  are registered, and each cursor gets the UDF path's ``route_query`` & co., see
-  :func:`dbrouter.kb.connect.use_route_path`), with external access off and the configuration locked;
-- only one read-only SELECT reaches DuckDB (:func:`dbrouter.answer.guard.check_read_only`); anything
-  else comes back as an ErrorResponse naming the reason, and the session goes on;
-- client probes do not break a session: ``SET``/``RESET``/``BEGIN``/``COMMIT``/``ROLLBACK``/
-  ``DISCARD`` get an empty CommandComplete, ``SHOW x`` one text row, ``select version()`` a
-  ``PostgreSQL ...`` string;
+- every client session runs on its own cursor of one read-only :func:`dbrouter.connect` connection
+  (the UDFs are registered, and each cursor gets the UDF path's ``route_query`` & co., see
+  :func:`dbrouter.kb.connect.use_route_path`, and the Postgres catalog objects BI tools read, see
+  :mod:`dbrouter.serve.catalog`), with external access off and the configuration locked: sessions
+  run in parallel;
+- only one read-only SELECT reaches DuckDB (:func:`dbrouter.answer.guard.check_read_only`), or a
+  session statement (``PREPARE``/``EXECUTE``, ``DECLARE``/``FETCH``/``CLOSE``, probes: see
+  :mod:`dbrouter.serve.session`); anything else comes back as an ErrorResponse naming the reason,
+  and the session goes on;
 - a rebuilt warehouse is picked up without restart: before each query the file's
   ``(st_ino, st_mtime_ns)`` is compared with the open one (``dbrouter build`` ``os.replace``s a new
   file over it) and, when it changed, the connection is reopened once the queries in flight are done.
@@ -38,29 +39,21 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from buenavista.backends.duckdb import DuckDBQueryResult
-from buenavista.core import BVType, Connection, Session, SimpleQueryResult
+from buenavista.core import Connection, Session
 from buenavista.postgres import BuenaVistaHandler, BuenaVistaServer, BVBuffer, ServerResponse
 
-from dbrouter.answer.guard import UnsafeSQL, check_read_only
-from dbrouter.errors import USER_ERRORS, DbrouterError
+from dbrouter.errors import DbrouterError
 from dbrouter.kb.connect import connect, route_path_ddl
+from dbrouter.serve.catalog import SESSION_DDL
+from dbrouter.serve.session import SERVER_VERSION, KBSession, QueryRefused
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 5433
 QUERY_TIMEOUT = 60.0
-SERVER_VERSION = "14.0"
 _PLAIN_TYPES = {"boolean", "tinyint", "smallint", "integer", "bigint", "utinyint", "usmallint", "uinteger",
                 "float", "double", "decimal", "varchar", "date", "time", "timestamp", "blob"}
-_NO_OP = {"SET": "SET", "RESET": "RESET", "BEGIN": "BEGIN", "START": "BEGIN", "COMMIT": "COMMIT", "END": "COMMIT",
-          "ROLLBACK": "ROLLBACK", "ABORT": "ROLLBACK", "DISCARD": "DISCARD ALL", "DEALLOCATE": "DEALLOCATE"}
-_SHOW = {"transaction isolation level": "read committed", "transaction_isolation": "read committed",
-         "search_path": "main", "standard_conforming_strings": "on", "server_version": SERVER_VERSION,
-         "client_encoding": "UTF8", "datestyle": "ISO, MDY", "timezone": "UTC", "integer_datetimes": "on",
-         "max_identifier_length": "63", "server_encoding": "UTF8", "lc_collate": "C"}
-_VERSION = re.compile(r"^\s*select\s+(pg_catalog\s*\.\s*)?version\s*\(\s*\)\s*;?\s*$", re.IGNORECASE)
-_WORD = re.compile(r"^\s*([A-Za-z_]+)")
 _PLACEHOLDER = re.compile(r"\$(\d+)")
+_ANY_PARAM = re.compile(r"\b(?:ANY|ALL)\s*\(\s*\$(\d+)\s*\)", re.IGNORECASE)
 SSL_REQUEST, GSSENC_REQUEST = 80877103, 80877104
 
 logging.getLogger("buenavista").setLevel(logging.CRITICAL)  # it logs every refused query as a traceback
@@ -68,14 +61,6 @@ logging.getLogger("buenavista").setLevel(logging.CRITICAL)  # it logs every refu
 
 class ServeError(DbrouterError):
     """The endpoint cannot start as asked (host, port, password)."""
-
-
-class QueryRefused(DbrouterError):
-    """A query the endpoint answers with an ErrorResponse; ``sqlstate`` is its Postgres error code."""
-
-    def __init__(self, message: str, sqlstate: str) -> None:
-        super().__init__(message)
-        self.sqlstate = sqlstate
 
 
 @dataclass(frozen=True)
@@ -211,10 +196,13 @@ class KnowledgeBase:
         finally:
             self._lock.release_write()
 
-    def query(self, sql: str, params=None):
-        """Run one checked SELECT on a fresh cursor; returns the result as a ``pyarrow.Table``.
+    def query(self, sql: str, params=None, session: KBSession | None = None):
+        """Run one checked statement on the session's cursor; returns the result as a ``pyarrow.Table``.
 
-        Arrays, lists, structs, maps and other types buenavista cannot send are cast to VARCHAR.
+        A session keeps its cursor (a connection of its own to the warehouse, with the route-path
+        macros and the catalog objects of :data:`~dbrouter.serve.catalog.SESSION_DDL`) until the
+        warehouse is reopened; without a session a cursor is made for this query alone. Arrays,
+        lists, structs, maps and other types buenavista cannot send are cast to VARCHAR.
 
         Raises:
             duckdb.Error: DuckDB refused or failed the query (also ``InterruptException`` on timeout).
@@ -223,9 +211,14 @@ class KnowledgeBase:
         self._lock.acquire_read()
         try:
             assert self._con is not None, "refresh() opened the warehouse"
-            cur = self._con.cursor()
-            if self._path_ddl:
-                cur.execute(self._path_ddl)
+            if session is None:
+                cur = self._new_cursor()
+            else:
+                if session.db_cursor is None or session.generation != self.reopened:
+                    session.db_cursor, session.generation = self._new_cursor(), self.reopened
+                    session.db_cursor.execute(session.cursors_view())
+                cur = session.db_cursor
+            _one_select(cur, sql)
             timer = threading.Timer(self.timeout, cur.interrupt)
             timer.start()
             try:
@@ -235,15 +228,48 @@ class KnowledgeBase:
                 return _textual(rel).to_arrow_table()
             finally:
                 timer.cancel()
-                cur.close()
+                if session is None:
+                    cur.close()
         finally:
             self._lock.release_read()
+
+    def session_view(self, session: KBSession, ddl: str) -> None:
+        """Run one of the session's own ``CREATE TEMP VIEW`` statements on its cursor (``pg_cursors``)."""
+        self._lock.acquire_read()
+        try:
+            if session.db_cursor is not None and session.generation == self.reopened:
+                session.db_cursor.execute(ddl)
+        finally:
+            self._lock.release_read()
+
+    def _new_cursor(self):
+        """A cursor with the route-path macros and the Postgres catalog objects (temporary: per cursor)."""
+        assert self._con is not None, "the warehouse is open"
+        cur = self._con.cursor()
+        for statement in ((self._path_ddl,) if self._path_ddl else ()) + SESSION_DDL:
+            cur.execute(statement)
+        return cur
 
     def close(self) -> None:
         """Close the connection."""
         if self._con is not None:
             self._con.close()
             self._con = None
+
+
+def _one_select(cur, sql: str) -> None:
+    """DuckDB's own parser must read ``sql`` as exactly one SELECT (the guard's second opinion).
+
+    Raises:
+        QueryRefused: it does not (SQLSTATE 25006).
+    """
+    import duckdb
+
+    statements = cur.extract_statements(sql)
+    if len(statements) != 1 or statements[0].type != duckdb.StatementType.SELECT:
+        kinds = ", ".join(s.type.name for s in statements) or "none"
+        raise QueryRefused(f"dbrouter serves the knowledge base read-only: DuckDB reads this as {len(statements)} "
+                           f"statement(s) of type {kinds}", "25006")
 
 
 def _textual(rel):
@@ -255,74 +281,6 @@ def _textual(rel):
         quoted = '"' + name.replace('"', '""') + '"'
         exprs.append(quoted if t.id in _PLAIN_TYPES else f"CAST({quoted} AS VARCHAR) AS {quoted}")
     return rel.project(", ".join(exprs))
-
-
-def _show(sql: str) -> SimpleQueryResult:
-    """One text row for ``SHOW name`` (a fixed answer for common probes, else an empty string)."""
-    name = " ".join(sql.strip().rstrip(";").split()[1:]).lower()
-    column = name.replace(" ", "_") or "setting"
-    return SimpleQueryResult(column, _SHOW.get(name, ""), BVType.TEXT)
-
-
-class KBSession(Session):
-    """One client session: probes answered here, SELECTs checked and run on the knowledge base."""
-
-    def __init__(self, kb: KnowledgeBase) -> None:
-        super().__init__()
-        self.kb = kb
-        self.in_txn = False
-
-    def cursor(self):
-        return None
-
-    def close(self) -> None:
-        pass
-
-    def in_transaction(self) -> bool:
-        return self.in_txn
-
-    def execute_sql(self, sql: str, params=None):
-        """Answer one statement.
-
-        Returns:
-            A buenavista ``QueryResult``.
-
-        Raises:
-            QueryRefused: not a read-only SELECT (SQLSTATE 25006), or DuckDB failed it.
-        """
-        import duckdb
-
-
-        match = _WORD.match(sql)
-        word = match.group(1).upper() if match else ""
-        if not sql.strip().strip(";").strip():
-            return DuckDBQueryResult(status="")
-        if word in _NO_OP:
-            if word in ("BEGIN", "START"):
-                self.in_txn = True
-            elif word in ("COMMIT", "END", "ROLLBACK", "ABORT"):
-                self.in_txn = False
-            return DuckDBQueryResult(status=_NO_OP[word])
-        if word == "SHOW":
-            return _show(sql)
-        if _VERSION.match(sql):
-            return SimpleQueryResult("version", f"PostgreSQL {SERVER_VERSION} (dbrouter over DuckDB "
-                                     f"v{duckdb.__version__})", BVType.TEXT)
-        try:
-            statement = check_read_only(sql, "duckdb")
-        except UnsafeSQL as exc:
-            raise QueryRefused(f"dbrouter serves the knowledge base read-only: {exc}", "25006") from None
-        try:
-            table = self.kb.query(statement, params)
-        except QueryRefused:
-            raise
-        except duckdb.InterruptException:
-            raise QueryRefused(f"the query was cancelled after {self.kb.timeout:.0f}s", "57014") from None
-        except duckdb.Error as exc:
-            raise QueryRefused(" ".join(str(exc).split()), "42000") from None
-        except USER_ERRORS as exc:
-            raise QueryRefused(str(exc), "XX000") from None
-        return DuckDBQueryResult(table.to_reader())
 
 
 class KBConnection(Connection):
@@ -344,6 +302,37 @@ class KBConnection(Connection):
 _BINARY = {16: "!?", 20: "!q", 21: "!h", 23: "!i", 700: "!f", 701: "!d"}  # bool, int8/2/4, float4/8
 
 
+_ARRAYS = {1009: str, 1015: str, 1002: str, 1000: lambda v: v.lower() in ("t", "true"), 1005: int, 1007: int,
+           1016: int, 1021: float, 1022: float}  # text[], varchar[], char[], bool[], int2/4/8[], float4/8[]
+_ELEMENT = re.compile(r'\s*(?:"((?:[^"\\]|\\.)*)"|([^,]*?))\s*(?:,|$)')
+
+
+def pg_array(text: str, element=str) -> list:
+    """A one-dimensional Postgres array literal (``{a,"b c",NULL}``) as a list (what psycopg sends
+    for a Python list, e.g. pgcli's ``relkind = ANY(%s)``).
+
+    Raises:
+        QueryRefused: not a one-dimensional array literal (SQLSTATE 22P02).
+    """
+    body = text.strip()
+    if not (body.startswith("{") and body.endswith("}")) or body[1:2] == "{":
+        raise QueryRefused(f"array parameter {text[:60]!r} is not a one-dimensional array literal", "22P02")
+    body, out = body[1:-1], []
+    if not body.strip():
+        return out
+    for match in _ELEMENT.finditer(body):
+        if match.end() == match.start():
+            break
+        quoted, plain = match.group(1), match.group(2)
+        if quoted is not None:
+            out.append(element(re.sub(r"\\(.)", r"\1", quoted)))
+        else:
+            out.append(None if plain.upper() == "NULL" else element(plain))
+        if match.end() >= len(body):
+            break
+    return out
+
+
 def _cstring(buf: BVBuffer) -> str:
     out = bytearray()
     while (b := buf.read_byte()) not in (b"\x00", b""):
@@ -359,6 +348,8 @@ def _param(raw: bytes | None, fmt: int, oid: int):
     """
     if raw is None:
         return None
+    if fmt == 0 and oid in _ARRAYS:
+        return pg_array(raw.decode("utf-8"), _ARRAYS[oid])
     if fmt == 0 or oid in (25, 1043, 705):
         return raw.decode("utf-8")
     if oid in _BINARY:
@@ -391,14 +382,19 @@ class KBHandler(BuenaVistaHandler):
         buf = BVBuffer(io.BytesIO(payload))
         portal, stmt = _cstring(buf), _cstring(buf)
         formats = [buf.read_int16() for _ in range(buf.read_int16())]
-        oids = ctx.stmts[stmt][1]
+        sql, oids = ctx.stmts[stmt]
+        # an untyped parameter in `= ANY($n)` is an array (psycopg sends a Python list so)
+        in_any = {int(n) for n in _ANY_PARAM.findall(sql)}
         params = []
         for i in range(buf.read_int16()):
             size = buf.read_int32()
             raw = None if size < 0 else buf.read_bytes(size)
             fmt = formats[i] if len(formats) > 1 else (formats[0] if formats else 0)
+            oid = oids[i] if i < len(oids) else 0
+            if oid == 0 and fmt == 0 and i + 1 in in_any:
+                oid = 1009  # text[]
             try:
-                params.append(_param(raw, fmt, oids[i] if i < len(oids) else 0))
+                params.append(_param(raw, fmt, oid))
             except QueryRefused as exc:
                 self.send_error(exc, ctx)
                 return
@@ -420,7 +416,9 @@ class KBHandler(BuenaVistaHandler):
                 self.send_paramter_description([oids[i] if i < len(oids) and oids[i] else 25 for i in range(count)])
                 result = ctx.execute_sql(sql, [None] * count)
             else:
-                result = ctx.describe_portal(name)
+                cursors = getattr(ctx.session, "cursors", {})
+                result = ctx.describe_portal(name) if name in ctx.portals or name not in cursors else \
+                    ctx.session.describe_cursor(name)
         except Exception as exc:  # noqa: BLE001 - every failure goes back to the client as an ErrorResponse
             self.send_error(exc, ctx)
             return

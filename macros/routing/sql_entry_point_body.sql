@@ -7,7 +7,7 @@
     route_map_by_embedding_step(question)     step 2      -> cand_words, mapped   (no LLM)
     route_map_from_json_step(mappings)        step 2      -> cand_words, mapped   (mappings given)
       (both step-2 variants end in route_mapping_contract, which fixes those two CTEs' columns)
-    route_score_step(k)                       steps 3-5   -> (rank, db_id, score, shortlist_rank, evidence)
+    route_score_step(k)                       steps 3-5   -> (rank, db_id, score, shortlist_rank, shortlist_score, evidence)
 
   The scalar functions read route_query_ranked of the same path; JSON is read with json_at and
   built with json_object / json_array_agg, so the result has the same keys on every adapter.

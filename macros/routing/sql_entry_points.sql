@@ -18,7 +18,7 @@
 {% macro sql_entry_points() -%}
 {%- set sk = dbrouter.get_var('dbrouter__shortlist_k') | int -%}
 {%- set ranking = [('rank', 'integer'), ('db_id', 'varchar'), ('score', 'double'), ('shortlist_rank', 'integer'),
-                   ('evidence', 'json')] -%}
+                   ('shortlist_score', 'double'), ('evidence', 'json')] -%}
 {{ return([
     {'name': 'route_query', 'kind': 'scalar', 'paths': true,
      'params': [('question', 'varchar', none)], 'returns': 'varchar',
@@ -28,7 +28,7 @@
      'description': 'JSON {question, path, ranking, reason, abstained}'},
     {'name': 'route_query_ranked', 'kind': 'table', 'paths': true,
      'params': [('question', 'varchar', none), ('k', 'integer', 5), ('shortlist_k', 'integer', sk)],
-     'returns': ranking, 'description': 'rank, db_id, score, shortlist rank and the evidence JSON of the top k'},
+     'returns': ranking, 'description': 'rank, db_id, the score that orders them (the ranker score; NULL below the re-rank depth), the shortlist rank and score, and the evidence JSON of the top k'},
     {'name': 'route_query_ranked_mapped', 'kind': 'table', 'paths': true,
      'params': [('question', 'varchar', none), ('mappings', 'varchar', none), ('k', 'integer', 5),
                 ('shortlist_k', 'integer', sk)],

@@ -25,7 +25,7 @@
     'dbrouter__weight_table': 0.5,
     'dbrouter__weight_column': 2.0,
     'dbrouter__weight_example': 1.0,
-    'dbrouter__min_calibration_examples': 20,
+    'dbrouter__calibration_probes': 300,
     'dbrouter__top_tables': 3,
     'dbrouter__top_columns': 3,
     'dbrouter__shortlist_k': 10,

@@ -18,7 +18,7 @@ def test_route_prints_ranking_and_explain(built_kb):
                    "Which orchestra has the most performances?")
     assert "1. orchestra" in proc.stdout and "  2. " in proc.stdout
     # every number that orders the candidates is printed: the score, and each signal x weight
-    score = float(proc.stdout.split("1. orchestra")[1].split("ranker score ")[1].split()[0])
+    score = float(proc.stdout.split("1. orchestra")[1].split("score ")[1].split()[0])
     block = proc.stdout.split("1. orchestra")[1].split("  2. ")[0]
     parts = [float(m[1]) for m in re.finditer(r" x +-?[\d.]+ = ([+-][\d.]+)$", block, re.M)]
     assert len(parts) == len(SIGNALS) and abs(sum(parts) - score) < 0.01

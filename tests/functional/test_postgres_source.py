@@ -211,3 +211,21 @@ def test_build_and_refresh_from_a_url_source(pg, tmp_path):
         assert con.execute("select count(*) from kb_tables where table_name = 'sales.warehouse_robot'").fetchone() == (1,)
     finally:
         con.close()
+
+
+def test_samples_do_not_depend_on_the_query_plan(pg):
+    """Before: samples were the first distinct values the plan produced; after a bare ANALYZE (or a
+    new index) PostgreSQL could pick another plan and another order, and `refresh` re-embedded."""
+    with psycopg.connect(pg.dsn(database="shop"), autocommit=True) as con:
+        con.execute("create table public.cities (city_id int primary key, city text)")
+        con.execute("insert into public.cities select g, 'city ' || ((g * 7919) % 1000) from generate_series(1, 3000) g")
+        con.execute("grant select on public.cities to reader")
+    src = _source(pg, schemas=("public",), include_tables=("cities",))
+    first, _ = read_server(src, 5, 60)
+    with psycopg.connect(pg.dsn(database="shop"), autocommit=True) as con:
+        con.execute("create index on public.cities (city)")
+        con.execute("analyze public.cities")
+    second, _ = read_server(src, 5, 60)
+    samples = {c.name: c.samples for c in first[0].tables[0].columns}
+    assert samples == {c.name: c.samples for c in second[0].tables[0].columns}
+    assert samples["city"] == ["city 0", "city 1", "city 10", "city 100", "city 101"]  # smallest, not first

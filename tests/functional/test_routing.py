@@ -122,3 +122,20 @@ def test_bad_questions_do_not_break_the_rerank(con, question):
     else:
         assert len(res.candidates) == 3
     assert con.execute("select count(*) from kb_columns").fetchall()[0][0] > 0
+
+
+@pytest.mark.parametrize("path", ["udf", "sql"])
+def test_score_is_the_score_that_orders_the_rows(con, path):
+    """Before: `score` was the shortlist score, so rank 1 could show 0.2467 above rank 2's 0.2831."""
+    for question in ("How many singers are there?", "Which orchestra has the most performances?",
+                     "stadium capacity", "Show the names of students who take a course"):
+        rows = con.execute(f"select rank, score, shortlist_score, evidence from route_query_ranked_{path}(?, 20)",
+                           [question]).fetchall()
+        scored = [r for r in rows if r[1] is not None]
+        assert scored and [r[0] for r in scored] == list(range(1, len(scored) + 1))
+        assert [r[1] for r in scored] == sorted((r[1] for r in scored), reverse=True)
+        for _rank, score, shortlist_score, evidence in rows:
+            ev = json.loads(evidence)
+            assert shortlist_score == pytest.approx(ev["shortlist"]["score"], abs=1e-4)
+            if score is not None:
+                assert score == pytest.approx(ev["rank_score"], abs=1e-4)

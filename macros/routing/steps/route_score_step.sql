@@ -113,7 +113,7 @@ reranked as (
 ),
 {{ dbrouter.route_signals_step() }},
 final as (
-    select sl.db_id, sl.score, sl.shortlist_rank, sl.s_schema, sl.s_database, sl.s_table, sl.s_column, sl.s_example,
+    select sl.db_id, sl.score, sl.shortlist_rank, sl.example_match, sl.s_schema, sl.s_database, sl.s_table, sl.s_column, sl.s_example,
         sl.top_table, sl.top_column, sl.top_example_sql,
         r.n_phrases, r.n_na, r.semantic_score, r.phrase_mappings, r.join_tables, r.join_path,
         r.coverage, r.connectivity, r.declared_connectivity,
@@ -128,7 +128,8 @@ final as (
     left join signals as g on g.db_id = sl.db_id
 ),
 top_k as (
-    select *, cast(row_number() over (order by stage, rank_score desc nulls last, score desc, db_id) as integer) as rank
+    select *, cast(row_number() over (order by example_match desc, stage, rank_score desc nulls last, score desc, db_id)
+                   as integer) as rank
     from final
 )
 {%- set shortlist_evidence = dbrouter.json_object([
@@ -147,13 +148,17 @@ top_k as (
 {%- for name in dbrouter.ranker_signal_names() -%}
   {%- do signals.append((name, 'round(cast(f_' ~ name ~ ' as double), 4)')) -%}
 {%- endfor %}
+{#- score is the score that orders the rows (the ranker's); a row the re-rank did not reach (below
+    the re-rank depth, ordered by its shortlist score after every re-ranked one) has none. -#}
 select
     rank,
     db_id,
-    round(cast(score as double), 6) as score,
+    case when stage = 0 then round(cast(rank_score as double), 6) end as score,
     shortlist_rank,
+    round(cast(score as double), 6) as shortlist_score,
     {{ dbrouter.json_object([
         ('stage', "case when stage = 0 then 'reranked' else 'shortlist' end"),
+        ('example_match', '(example_match = 1)'),
         ('shortlist', shortlist_evidence),
         ('phrases', 'n_phrases'),
         ('na_phrases', 'n_na'),

@@ -16,7 +16,8 @@
   Produces CTEs (comma-separated, no leading WITH):
     q          (v, model)                                       the question's vector
     shortlist  (db_id, s_database, s_table, s_column, s_example, top_table, top_column,
-                top_example_sql, example_votes, s_schema, score, shortlist_rank)   every database, ranked
+                top_example_sql, example_votes, example_match, s_schema, score, shortlist_rank)   every database,
+                ranked (a database with an exact example match first)
     candidates (db_id, score, shortlist_rank)                   the top `depth` of shortlist
 -#}
 {% macro route_shortlist_step(question, depth, path='udf') -%}
@@ -77,19 +78,32 @@ example_votes as (
     where rn <= {{ dbrouter.get_var('dbrouter__example_votes') | int }} and sim >= {{ dbrouter.get_var('dbrouter__example_floor') | float }}
     group by db_id
 ),
+q_key as (
+    select {{ dbrouter.question_key("left(cast(" ~ question ~ " as varchar), " ~ maxc ~ ")") }} as question_key
+),
+example_match as (
+    {#- a stored example question asked again (same words, any case and punctuation) routes to its
+        database whatever the similarities say: the user told us where that question belongs -#}
+    select distinct e.db_id
+    from {{ dbrouter.kb_relation('kb_examples') }} as e
+    join q_key as k on k.question_key = e.question_key
+),
 fused as (
     select *,
         (s_schema + {{ w_ex }} * t.trusted * coalesce(s_example, s_schema + t.gap))
         / (1.0 + {{ w_ex }} * t.trusted) as score
     from (select p.*, coalesce(v.example_votes, 0) as example_votes,
+              case when m.db_id is null then 0 else 1 end as example_match,
               {{ dbrouter.schema_score('p.s_database', 'p.s_table', 'p.s_column') }} as s_schema
-          from per_db as p left join example_votes as v on v.db_id = p.db_id) as scored
+          from per_db as p
+          left join example_votes as v on v.db_id = p.db_id
+          left join example_match as m on m.db_id = p.db_id) as scored
     cross join (select coalesce(max({{ 'static_' if path == 'sql' else '' }}example_gap), 0) as gap,
-                    coalesce(max(examples_trusted), 0) as trusted
+                    coalesce(max({{ 'static_' if path == 'sql' else '' }}examples_trusted), 0) as trusted
                 from {{ dbrouter.kb_relation('kb_routing_calibration') }}) as t
 ),
 shortlist as {{ mat }} (
-    select *, cast(row_number() over (order by score desc, db_id) as integer) as shortlist_rank
+    select *, cast(row_number() over (order by example_match desc, score desc, db_id) as integer) as shortlist_rank
     from fused
 ),
 candidates as {{ mat }} (

@@ -30,8 +30,8 @@
                              merely because others have some
 
   The four example signals (example, example_votes, lex_example, has_examples) are 0 while
-  kb_routing_calibration does not trust the KB's examples (examples_trusted = 0: fewer than
-  dbrouter__min_calibration_examples could be calibrated), as the shortlist then ignores them: a KB
+  kb_routing_calibration does not trust the KB's examples (examples_trusted = 0: routed leave-one-out,
+  they put no more of their own questions first than the schema does), as the shortlist then ignores them: a KB
   with a handful of examples ranks exactly as the same KB without any (issue 13: 6 examples for 2
   of 10 demo databases had cost those two databases their own questions through has_examples).
 
@@ -150,6 +150,6 @@ signals as (
 {%- if below is none -%}
 false
 {%- else -%}
-(rank = 1 and stage = 0 and rank_score < {{ below | float }})
+(rank = 1 and stage = 0 and example_match = 0 and rank_score < {{ below | float }})
 {%- endif -%}
 {%- endmacro %}

@@ -1,0 +1,272 @@
+"""One client session of `dbrouter serve`: its own DuckDB cursor, its prepared statements and cursors.
+
+Each session runs its queries on its own cursor of the knowledge base's connection (created on the
+first query with the route-path macros and the catalog objects of :mod:`dbrouter.serve.catalog`,
+again after a rebuilt warehouse was reopened), so sessions run in parallel and a slow query holds
+up only its own client. Besides one checked SELECT a session answers:
+
+- client probes: ``SET``/``RESET``/``BEGIN``/``COMMIT``/``ROLLBACK``/``DISCARD`` get an empty
+  CommandComplete, ``SHOW x`` one text row, ``SHOW TABLES`` the knowledge base's tables,
+  ``select version()`` a ``PostgreSQL ...`` string;
+- ``PREPARE name AS SELECT ...`` / ``EXECUTE name (args)`` / ``DEALLOCATE``: the statement is
+  checked once, the arguments must be constants;
+- ``DECLARE name CURSOR FOR SELECT ...`` / ``FETCH [FORWARD] n|ALL FROM name`` / ``CLOSE``
+  (psycopg's named cursors): the result is held in the session, at most :data:`CURSOR_MAX_ROWS` rows.
+
+Anything else is refused with SQLSTATE 25006 (read-only) and the session goes on.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+from typing import TYPE_CHECKING, Any
+
+from buenavista.backends.duckdb import DuckDBQueryResult
+from buenavista.core import BVType, Session, SimpleQueryResult
+
+from dbrouter.answer.guard import UnsafeSQL, check_read_only
+from dbrouter.errors import USER_ERRORS, DbrouterError
+from dbrouter.serve.catalog import rewrite
+
+if TYPE_CHECKING:
+    from dbrouter.serve.server import KnowledgeBase
+
+SERVER_VERSION = "14.0"
+CURSOR_MAX_ROWS = 100_000
+MAX_PREPARED = 1000
+_NO_OP = {"SET": "SET", "RESET": "RESET", "BEGIN": "BEGIN", "START": "BEGIN", "COMMIT": "COMMIT", "END": "COMMIT",
+          "ROLLBACK": "ROLLBACK", "ABORT": "ROLLBACK", "DISCARD": "DISCARD ALL", "SAVEPOINT": "SAVEPOINT",
+          "RELEASE": "RELEASE"}
+_SHOW = {"transaction isolation level": "read committed", "transaction_isolation": "read committed",
+         "search_path": "main", "standard_conforming_strings": "on", "server_version": SERVER_VERSION,
+         "client_encoding": "UTF8", "datestyle": "ISO, MDY", "timezone": "UTC", "integer_datetimes": "on",
+         "max_identifier_length": "63", "server_encoding": "UTF8", "lc_collate": "C"}
+_VERSION = re.compile(r"^\s*select\s+(pg_catalog\s*\.\s*)?version\s*\(\s*\)\s*;?\s*$", re.IGNORECASE)
+_WORD = re.compile(r"^\s*([A-Za-z_]+)")
+_TO_SAVEPOINT = re.compile(r"^\s*ROLLBACK\s+(?:WORK\s+|TRANSACTION\s+)?TO\b", re.IGNORECASE)
+_NAME = r"(\"(?:[^\"]|\"\")+\"|[A-Za-z_][A-Za-z0-9_$]*)"
+_PREPARE = re.compile(rf"^\s*PREPARE\s+{_NAME}\s*(?:\([^)]*\))?\s+AS\s+(.+)$", re.IGNORECASE | re.DOTALL)
+_EXECUTE = re.compile(rf"^\s*EXECUTE\s+{_NAME}\s*(?:\((.*)\))?\s*;?\s*$", re.IGNORECASE | re.DOTALL)
+_DEALLOCATE = re.compile(rf"^\s*DEALLOCATE\s+(?:PREPARE\s+)?(ALL|{_NAME})\s*;?\s*$", re.IGNORECASE)
+_DECLARE = re.compile(rf"^\s*DECLARE\s+{_NAME}\s+(?:BINARY\s+)?(?:(?:ASENSITIVE|INSENSITIVE)\s+)?"
+                      r"(?:(?:NO\s+)?SCROLL\s+)?CURSOR\s+(?:(?:WITH|WITHOUT)\s+HOLD\s+)?FOR\s+(.+)$",
+                      re.IGNORECASE | re.DOTALL)
+_FETCH = re.compile(rf"^\s*FETCH\s+(?:(NEXT|ALL|FORWARD\s+ALL|FORWARD\s+\d+|FORWARD|\d+)\s+)?(?:(?:FROM|IN)\s+)?"
+                    rf"{_NAME}\s*;?\s*$", re.IGNORECASE)
+_CLOSE = re.compile(rf"^\s*CLOSE\s+(ALL|{_NAME})\s*;?\s*$", re.IGNORECASE)
+_SHOW_TABLES = re.compile(r"^\s*SHOW\s+(ALL\s+)?TABLES\s*;?\s*$", re.IGNORECASE)
+TABLES_SQL = ("SELECT table_name AS name FROM information_schema.tables WHERE table_schema = current_schema() "
+              "ORDER BY 1")
+
+
+class QueryRefused(DbrouterError):
+    """A query the endpoint answers with an ErrorResponse; ``sqlstate`` is its Postgres error code."""
+
+    def __init__(self, message: str, sqlstate: str) -> None:
+        super().__init__(message)
+        self.sqlstate = sqlstate
+
+
+def _name(raw: str) -> str:
+    return raw[1:-1].replace('""', '"') if raw.startswith('"') else raw.lower()
+
+
+def _show(sql: str) -> SimpleQueryResult:
+    """One text row for ``SHOW name`` (a fixed answer for common probes, else an empty string)."""
+    name = " ".join(sql.strip().rstrip(";").split()[1:]).lower()
+    column = name.replace(" ", "_") or "setting"
+    return SimpleQueryResult(column, _SHOW.get(name, ""), BVType.TEXT)
+
+
+def _checked(sql: str) -> str:
+    """The client's statement, catalog spellings rewritten (:func:`~dbrouter.serve.catalog.rewrite`),
+    once it is one read-only SELECT.
+
+    It is checked in DuckDB's dialect, or where sqlglot cannot read the rewritten text as DuckDB SQL
+    (a BI tool's catalog query, e.g. ``json_build_object`` with comparisons among its arguments) in
+    the Postgres dialect the client wrote it in; either way DuckDB's own parser must then find exactly
+    one SELECT (:meth:`KnowledgeBase.query`), and the connection cannot write.
+
+    Raises:
+        QueryRefused: not one read-only SELECT (SQLSTATE 25006).
+    """
+    rewritten = rewrite(sql)
+    try:
+        return check_read_only(rewritten, "duckdb")
+    except UnsafeSQL as exc:
+        refusal = exc
+    if refusal.reason.startswith("cannot parse"):
+        try:
+            check_read_only(sql, "postgres")
+            return rewritten.strip().rstrip(";")
+        except UnsafeSQL:
+            pass
+    raise QueryRefused(f"dbrouter serves the knowledge base read-only: {refusal}", "25006") from None
+
+
+class KBSession(Session):
+    """One client session: probes and session statements answered here, SELECTs run on its cursor."""
+
+    def __init__(self, kb: KnowledgeBase) -> None:
+        super().__init__()
+        self.kb = kb
+        self.in_txn = False
+        self.db_cursor: Any = None
+        self.generation = -1
+        self.prepared: dict[str, str] = {}
+        self.cursors: dict[str, list] = {}  # name -> [arrow table, next row]
+
+    def cursor(self):
+        return None
+
+    def close(self) -> None:
+        """Called by buenavista when the client disconnects: free the cursor and held results."""
+        self.cursors.clear()
+        self.prepared.clear()
+        if self.db_cursor is not None:
+            with contextlib.suppress(Exception):  # the warehouse was reopened: the cursor is gone already
+                self.db_cursor.close()
+            self.db_cursor = None
+
+    def in_transaction(self) -> bool:
+        return self.in_txn
+
+    def run(self, sql: str, params=None):
+        """Run one checked statement on this session's cursor (see :meth:`KnowledgeBase.query`)."""
+        import duckdb
+
+        try:
+            return self.kb.query(sql, params, session=self)
+        except QueryRefused:
+            raise
+        except duckdb.InterruptException:
+            raise QueryRefused(f"the query was cancelled after {self.kb.timeout:.0f}s", "57014") from None
+        except duckdb.Error as exc:
+            raise QueryRefused(" ".join(str(exc).split()), "42000") from None
+        except USER_ERRORS as exc:
+            raise QueryRefused(str(exc), "XX000") from None
+
+    def execute_sql(self, sql: str, params=None):
+        """Answer one statement.
+
+        Returns:
+            A buenavista ``QueryResult``.
+
+        Raises:
+            QueryRefused: not a read-only statement this endpoint answers (SQLSTATE 25006), or DuckDB
+                failed it.
+        """
+        import duckdb
+
+        match = _WORD.match(sql)
+        word = match.group(1).upper() if match else ""
+        if not sql.strip().strip(";").strip():
+            return DuckDBQueryResult(status="")
+        if word in _NO_OP:
+            if word in ("BEGIN", "START"):
+                self.in_txn = True
+            elif word in ("COMMIT", "END", "ROLLBACK", "ABORT") and not _TO_SAVEPOINT.match(sql):
+                self.in_txn = False
+            return DuckDBQueryResult(status=_NO_OP[word])
+        if _SHOW_TABLES.match(sql):
+            return DuckDBQueryResult(self.run(TABLES_SQL).to_reader())
+        if word == "SHOW":
+            return _show(sql)
+        if _VERSION.match(sql):
+            return SimpleQueryResult("version", f"PostgreSQL {SERVER_VERSION} (dbrouter over DuckDB "
+                                     f"v{duckdb.__version__})", BVType.TEXT)
+        handler = {"PREPARE": self._prepare, "EXECUTE": self._execute, "DEALLOCATE": self._deallocate,
+                   "DECLARE": self._declare, "FETCH": self._fetch, "CLOSE": self._close}.get(word)
+        if handler is not None:
+            return handler(sql, params)
+        table = self.run(_checked(sql), params)
+        return DuckDBQueryResult(table.to_reader())
+
+    # -- PREPARE / EXECUTE / DEALLOCATE
+
+    def _prepare(self, sql: str, params):
+        match = _PREPARE.match(sql)
+        if not match:
+            raise QueryRefused("PREPARE: write it as PREPARE name [(types)] AS SELECT ...", "42601")
+        if len(self.prepared) >= MAX_PREPARED:
+            raise QueryRefused(f"this session holds {MAX_PREPARED} prepared statements: DEALLOCATE some", "53000")
+        self.prepared[_name(match.group(1))] = _checked(match.group(2))
+        return DuckDBQueryResult(status="PREPARE")
+
+    def _execute(self, sql: str, params):
+        match = _EXECUTE.match(sql)
+        if not match:
+            raise QueryRefused("EXECUTE: write it as EXECUTE name [(constant, ...)]", "42601")
+        name = _name(match.group(1))
+        if name not in self.prepared:
+            raise QueryRefused(f"prepared statement {name!r} does not exist", "26000")
+        values = None
+        if match.group(2) and match.group(2).strip():
+            arguments = self.run(_checked(f"SELECT {match.group(2)}"), params)
+            values = [column[0].as_py() for column in arguments.columns]
+        return DuckDBQueryResult(self.run(self.prepared[name], values).to_reader())
+
+    def _deallocate(self, sql: str, params):
+        match = _DEALLOCATE.match(sql)
+        if not match:
+            raise QueryRefused("DEALLOCATE: write it as DEALLOCATE [PREPARE] name | ALL", "42601")
+        if match.group(1).upper() == "ALL":
+            self.prepared.clear()
+        else:
+            self.prepared.pop(_name(match.group(1)), None)
+        return DuckDBQueryResult(status="DEALLOCATE")
+
+    # -- DECLARE / FETCH / CLOSE
+
+    def _declare(self, sql: str, params):
+        match = _DECLARE.match(sql)
+        if not match:
+            raise QueryRefused("DECLARE: write it as DECLARE name [NO SCROLL] CURSOR [WITH[OUT] HOLD] FOR SELECT ...",
+                               "42601")
+        statement = _checked(match.group(2))
+        table = self.run(f"SELECT * FROM ({statement}) AS dbrouter_cursor LIMIT {CURSOR_MAX_ROWS + 1}", params)
+        if table.num_rows > CURSOR_MAX_ROWS:
+            raise QueryRefused(f"a cursor holds at most {CURSOR_MAX_ROWS:,} rows: narrow the query (WHERE, LIMIT)",
+                               "54000")
+        self.cursors[_name(match.group(1))] = [table, 0]
+        self.kb.session_view(self, self.cursors_view())
+        return DuckDBQueryResult(status="DECLARE CURSOR")
+
+    def _fetch(self, sql: str, params):
+        match = _FETCH.match(sql)
+        if not match:
+            raise QueryRefused("FETCH: write it as FETCH [FORWARD] n | ALL | NEXT FROM name", "42601")
+        how, name = (match.group(1) or "NEXT").upper().split(), _name(match.group(2))
+        if name not in self.cursors:
+            raise QueryRefused(f"cursor {name!r} does not exist", "34000")
+        table, pos = self.cursors[name]
+        count = {"NEXT": 1, "ALL": table.num_rows, "FORWARD": 1}.get(how[-1]) if not how[-1].isdigit() else int(how[-1])
+        count = table.num_rows if count is None else count
+        part = table.slice(pos, max(0, count))
+        self.cursors[name][1] = pos + part.num_rows
+        return DuckDBQueryResult(part.to_reader())
+
+    def _close(self, sql: str, params):
+        match = _CLOSE.match(sql)
+        if not match:
+            raise QueryRefused("CLOSE: write it as CLOSE name | ALL", "42601")
+        if match.group(1).upper() == "ALL":
+            self.cursors.clear()
+        elif self.cursors.pop(_name(match.group(1)), None) is None:
+            raise QueryRefused(f"cursor {_name(match.group(1))!r} does not exist", "34000")
+        self.kb.session_view(self, self.cursors_view())
+        return DuckDBQueryResult(status="CLOSE CURSOR")
+
+    def describe_cursor(self, name: str):
+        """The columns of a declared cursor (a client's Describe of it as a portal), without rows."""
+        return DuckDBQueryResult(self.cursors[name][0].slice(0, 0).to_reader())
+
+    def cursors_view(self) -> str:
+        """``pg_cursors`` of this session (psycopg asks it before closing a named cursor)."""
+        rows = " UNION ALL ".join(
+            f"SELECT '{n.replace(chr(39), chr(39) * 2)}' AS name, '' AS statement, false AS is_holdable, "
+            "false AS is_binary, false AS is_scrollable, current_timestamp AS creation_time" for n in self.cursors)
+        empty = ("SELECT '' AS name, '' AS statement, false AS is_holdable, false AS is_binary, false AS is_scrollable, "
+                 "current_timestamp AS creation_time WHERE false")
+        return f"CREATE OR REPLACE TEMP VIEW pg_cursors AS {rows or empty}"
