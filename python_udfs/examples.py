@@ -15,9 +15,6 @@ import json
 import re
 from dataclasses import asdict, dataclass, field
 
-from sqlglot import exp
-
-from python_udfs.sql_usage import sql_usage
 from python_udfs.text import DATE_PLACEHOLDER, canonicalize
 
 DISPLAY = re.compile(
@@ -109,6 +106,10 @@ def parse_sql(sql: str | None, schema: dict[str, list[str]] | None = None
     Returns:
         (tables, table.column list, requested entities, parsed?)
     """
+    from sqlglot import exp  # sqlglot loads in 0.2 s: not on the path of a process that only routes
+
+    from python_udfs.sql_usage import sql_usage
+
     usage = sql_usage(sql, schema)
     tree = usage.tree
     if usage.error or tree is None:

@@ -173,7 +173,11 @@ def run_serve(args: argparse.Namespace) -> tuple[list[Any], int | None]:
     """Throughput and latency of route_query through `dbrouter serve` (concurrent psycopg clients)."""
     from dbrouter.eval.serve import run_serve_load, serve_report
 
-    result = run_serve_load(warehouse_path(args), args.requests, args.clients)
+    try:
+        levels = tuple(int(n) for n in str(args.clients).split(","))
+    except ValueError:
+        raise DbrouterError(f"--clients {args.clients}: give client counts separated by commas, e.g. 1,4,16") from None
+    result = run_serve_load(warehouse_path(args), args.requests, levels)
     command = (f"dbrouter eval serve --warehouse {warehouse_path(args)} --requests {args.requests} "
                f"--clients {args.clients}")
     return [serve_report(result, command)], None
@@ -182,8 +186,9 @@ def run_serve(args: argparse.Namespace) -> tuple[list[Any], int | None]:
 def serve_options(sp: argparse.ArgumentParser) -> None:
     sp.add_argument("--warehouse", help=f"a built KB with example questions (default $DBROUTER_WAREHOUSE or "
                     f"{DEFAULT_WAREHOUSE})")
-    sp.add_argument("--requests", type=int, default=200, help="requests in all (default 200)")
-    sp.add_argument("--clients", type=int, default=4, help="concurrent psycopg clients (default 4)")
+    sp.add_argument("--requests", type=int, default=200, help="requests per level (default 200)")
+    sp.add_argument("--clients", default="1,4,16",
+                    help="concurrency levels, each run in turn against one server (default 1,4,16; at most 64)")
 
 
 def run_firstrun(args: argparse.Namespace) -> tuple[list[Any], int | None]:

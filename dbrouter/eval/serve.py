@@ -27,6 +27,7 @@ from dbrouter.eval.publish import Report
 
 _LISTENING = re.compile(r"postgresql://([0-9.]+):(\d+)")
 START_TIMEOUT = 120.0
+MAX_CLIENTS = 64
 
 
 @dataclass
@@ -133,70 +134,80 @@ def _client(port: int, password: str, work: list[tuple[str, str]], next_index, r
                 results.append(((time.perf_counter() - t) * 1000, False, str(exc)))
 
 
-def run_serve_load(warehouse: Path, requests: int = 200, clients: int = 4) -> ServeLoad:
-    """Serve ``warehouse`` on loopback and send ``requests`` route_query requests from ``clients`` clients.
+def run_serve_load(warehouse: Path, requests: int = 200, clients: tuple[int, ...] = (1, 4, 16)) -> list[ServeLoad]:
+    """Serve ``warehouse`` on loopback and send ``requests`` route_query requests at each client count.
+
+    One server process answers every level in turn (1 client, then 4, ...), so the levels differ
+    only in concurrency; the first level is the yardstick of :func:`serve_report`'s ratios.
 
     Args:
         warehouse: a built KB with example questions.
-        requests: total requests (shared by the clients).
-        clients: concurrent psycopg connections, each in its own thread.
+        requests: requests per level (shared by its clients).
+        clients: the concurrency levels; each client is its own psycopg connection in its own thread.
 
     Returns:
-        The :class:`ServeLoad` measurements.
+        One :class:`ServeLoad` per level.
 
     Raises:
         DbrouterError: bad counts, no example questions, or the server did not start.
     """
-    if requests < 1 or clients < 1:
-        raise DbrouterError(f"--requests ({requests}) and --clients ({clients}) must be at least 1")
+    if requests < 1 or not clients or min(clients) < 1 or max(clients) > MAX_CLIENTS:
+        raise DbrouterError(f"--requests ({requests}) must be at least 1 and --clients ({clients}) 1 to {MAX_CLIENTS}")
     work, inproc, embedder, databases = _workload(Path(warehouse))
     password = os.urandom(12).hex()
     proc, port = _start(Path(warehouse), password)
-    lock, counter, results = threading.Lock(), iter(range(requests)), []
-
-    def next_index():
-        with lock:
-            return next(counter, None)
-
+    out = []
     try:
-        threads = [threading.Thread(target=_client, args=(port, password, work, next_index, results))
-                   for _ in range(clients)]
-        start = time.perf_counter()
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        seconds = time.perf_counter() - start
+        for n in clients:
+            lock, counter, results = threading.Lock(), iter(range(requests)), []
+
+            def next_index(lock=lock, counter=counter):
+                with lock:
+                    return next(counter, None)
+
+            threads = [threading.Thread(target=_client, args=(port, password, work, next_index, results))
+                       for _ in range(n)]
+            start = time.perf_counter()
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            seconds = time.perf_counter() - start
+            p50, p95, worst = _percentiles([r[0] for r in results])
+            ip50, ip95, _ = _percentiles(inproc)
+            out.append(ServeLoad(requests=len(results), clients=n, questions=len(work), seconds=round(seconds, 2),
+                                 throughput_rps=round(len(results) / seconds, 1), p50_ms=round(p50, 1),
+                                 p95_ms=round(p95, 1), max_ms=round(worst, 1),
+                                 errors=sum(1 for r in results if r[2]), correct=sum(1 for r in results if r[1]),
+                                 inprocess_p50_ms=round(ip50, 1), inprocess_p95_ms=round(ip95, 1), embedder=embedder,
+                                 databases=databases))
     finally:
         _stop(proc)
-    p50, p95, worst = _percentiles([r[0] for r in results])
-    ip50, ip95, _ = _percentiles(inproc)
-    return ServeLoad(requests=len(results), clients=clients, questions=len(work), seconds=round(seconds, 2),
-                     throughput_rps=round(len(results) / seconds, 1), p50_ms=round(p50, 1), p95_ms=round(p95, 1),
-                     max_ms=round(worst, 1), errors=sum(1 for r in results if r[2]),
-                     correct=sum(1 for r in results if r[1]), inprocess_p50_ms=round(ip50, 1),
-                     inprocess_p95_ms=round(ip95, 1), embedder=embedder,
-                     databases=databases)
+    return out
 
 
-def serve_report(m: ServeLoad, command: str) -> Report:
-    """The measurements as a :class:`Report` (block ``eval serve``).
+def serve_report(levels: list[ServeLoad], command: str) -> Report:
+    """The measurements as a :class:`Report` (block ``eval serve``), with each level's ratio to the first.
 
     Args:
-        m: :func:`run_serve_load`'s result.
+        levels: :func:`run_serve_load`'s result.
         command: the command line to record.
 
     Returns:
         The report.
     """
+    base = levels[0]
+    rows = "".join(
+        f"| {m.clients} | {m.requests} | {m.throughput_rps} | {m.throughput_rps / base.throughput_rps:.2f} | {m.p50_ms} | "
+        f"{m.p95_ms} | {m.max_ms} | {m.errors} | {m.correct}/{m.requests} |\n" for m in levels)
     markdown = (
         "#### eval serve: `select route_query(...)` through `dbrouter serve` (Postgres wire, psycopg)\n\n"
-        "| requests | clients | embedder | throughput req/s | p50 ms | p95 ms | max ms | errors | "
-        "routed to the example's database | in-process p50 / p95 ms |\n"
-        "|---|---|---|---|---|---|---|---|---|---|\n"
-        f"| {m.requests} | {m.clients} | {m.embedder} | {m.throughput_rps} | {m.p50_ms} | {m.p95_ms} | {m.max_ms} | "
-        f"{m.errors} | {m.correct}/{m.requests} | {m.inprocess_p50_ms} / {m.inprocess_p95_ms} |\n\n"
-        f"The {m.questions} example questions of a KB of {m.databases} databases, cycled; server and clients on loopback of one machine; "
-        "in-process: the same questions on one `dbrouter.connect()` connection.\n\n")
-    return Report(key="eval serve", command=command, data=asdict(m), markdown=markdown,
-                  note=f"{m.seconds} s", text=json.dumps(asdict(m)))
+        f"| clients | requests | throughput req/s | throughput / {base.clients} client(s) | p50 ms | p95 ms | max ms | "
+        "errors | routed to the example's database |\n"
+        "|---|---|---|---|---|---|---|---|---|\n" + rows + "\n"
+        f"The {base.questions} example questions of a KB of {base.databases} databases ({base.embedder}), cycled; one "
+        "server process, each client its own connection and thread, server and clients on loopback of one machine. "
+        f"In-process, the same questions on one `dbrouter.connect()` connection: p50 {base.inprocess_p50_ms} ms, "
+        f"p95 {base.inprocess_p95_ms} ms.\n\n")
+    return Report(key="eval serve", command=command, data={"levels": [asdict(m) for m in levels]}, markdown=markdown,
+                  note=f"{sum(m.seconds for m in levels):.1f} s", text=None)

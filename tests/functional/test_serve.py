@@ -232,16 +232,19 @@ def test_dbrouter_build_while_serving(built_kb, tmp_path):
 def test_eval_serve_load_test(served, tmp_path):
     """`dbrouter eval serve`: a small run through a server subprocess, recorded in a BENCHMARKS file."""
     bench = tmp_path / "BENCHMARKS.md"
-    proc = run_cli("eval", "serve", "--warehouse", str(served["warehouse"]), "--requests", "12", "--clients", "2",
+    proc = run_cli("eval", "serve", "--warehouse", str(served["warehouse"]), "--requests", "12", "--clients", "1,2",
                    "--write", str(bench), "--json")
     import json
 
-    m = json.loads(proc.stdout)
-    assert m["requests"] == 12 and m["clients"] == 2 and m["errors"] == 0
-    assert m["correct"] >= 6  # the KB's own example questions mostly route to their database
-    assert m["throughput_rps"] > 0 and 0 < m["p50_ms"] <= m["p95_ms"] <= m["max_ms"]
+    levels = json.loads(proc.stdout)["levels"]
+    assert [m["clients"] for m in levels] == [1, 2]
+    for m in levels:
+        assert m["requests"] == 12 and m["errors"] == 0
+        assert m["correct"] >= 6  # the KB's own example questions mostly route to their database
+        assert m["throughput_rps"] > 0 and 0 < m["p50_ms"] <= m["p95_ms"] <= m["max_ms"]
     text = bench.read_text()
-    assert "<!-- dbrouter:eval serve -->" in text and f"| 12 | 2 | hash | {m['throughput_rps']} |" in text
+    assert "<!-- dbrouter:eval serve -->" in text and f"| 2 | 12 | {levels[1]['throughput_rps']} |" in text
+    assert f"{levels[1]['throughput_rps'] / levels[0]['throughput_rps']:.2f}" in text  # the ratio to one client
     bad = run_cli("eval", "serve", "--warehouse", str(served["warehouse"]), "--requests", "0", "--write", "",
                   check=False)
     assert bad.returncode == 2 and "--requests" in bad.stderr and "Traceback" not in bad.stderr
