@@ -37,6 +37,10 @@ class AbstainMetrics:
     in_r1_with_abstention: float
     threshold: float | None
     seconds: float
+    path: str = "udf"
+    floor: float | None = None
+    kb_estimate_out_refused: float | None = None
+    kb_estimate_in_refused: float | None = None
 
 
 def databases_without_withheld(bench: Benchmark, path: Path) -> Path:
@@ -63,8 +67,9 @@ def _route(con, q: Question) -> tuple[str | None, bool]:
 
 
 def eval_abstain(bench: Benchmark, workdir: Path, embedder: str | None, n_in: int = 1000,
-                 limit: int | None = None, log: Log = err) -> AbstainMetrics:
-    """Build the KB without the withheld databases and route both kinds of test questions.
+                 limit: int | None = None, log: Log = err, paths: tuple[str, ...] = ("udf", "sql")
+                 ) -> list[AbstainMetrics]:
+    """Build the KB without the withheld databases and route both kinds of test questions on each path.
 
     Args:
         bench: the benchmark.
@@ -73,9 +78,10 @@ def eval_abstain(bench: Benchmark, workdir: Path, embedder: str | None, n_in: in
         n_in: how many in-repository test questions to route (a seeded sample).
         limit: route at most this many of each kind (smoke runs; not for reporting).
         log: progress output.
+        paths: the route paths measured (``udf``: the embedder's vectors; ``sql``: the pure-SQL path).
 
     Returns:
-        The metrics.
+        The metrics, one per path.
     """
     examples = [q for q in bench.train if not is_withheld(q.db_id)]
     outside = [q for q in bench.test if is_withheld(q.db_id)]
@@ -87,22 +93,33 @@ def eval_abstain(bench: Benchmark, workdir: Path, embedder: str | None, n_in: in
     log(f"[{bench.name} / abstain] building KB without the withheld databases, {len(examples)} examples")
     build_kb(databases_without_withheld(bench, warehouse.parent / "databases.jsonl"), examples, warehouse,
              embedder, log)
-    con = connect(warehouse, embedder=embedder)
-    started = time.time()
-    try:
-        threshold = _threshold(con)
-        out = [_route(con, q) for q in outside]
-        ins = [(_route(con, q), q.db_id) for q in inside]
-    finally:
-        con.close()
-    n_o, n_i = max(len(out), 1), max(len(ins), 1)
-    return AbstainMetrics(
-        benchmark=bench.name, n_out=len(out), n_in=len(ins),
-        out_refused=round(sum(a for _, a in out) / n_o, 4),
-        in_refused=round(sum(a for (_, a), _ in ins) / n_i, 4),
-        in_r1=round(sum(d == g for (d, _), g in ins) / n_i, 4),
-        in_r1_with_abstention=round(sum(d == g and not a for (d, a), g in ins) / n_i, 4),
-        threshold=threshold, seconds=round(time.time() - started, 1))
+    out_metrics = []
+    for path in paths:
+        con = connect(warehouse, embedder=embedder, route_path=path)
+        started = time.time()
+        try:
+            threshold = _threshold(con)
+            prefix = "static_" if path == "sql" else ""
+            floor, est_out, est_in = con.execute(
+                f"select {prefix}abstain_floor, {prefix}probes_out_refused, {prefix}probes_in_refused "
+                "from kb_routing_calibration").fetchone()
+            log(f"[{bench.name} / abstain] routing {len(outside)} + {len(inside)} questions ({path} path)")
+            out = [_route(con, q) for q in outside]
+            ins = [(_route(con, q), q.db_id) for q in inside]
+        finally:
+            con.close()
+        n_o, n_i = max(len(out), 1), max(len(ins), 1)
+        out_metrics.append(AbstainMetrics(
+            benchmark=bench.name, n_out=len(out), n_in=len(ins),
+            out_refused=round(sum(a for _, a in out) / n_o, 4),
+            in_refused=round(sum(a for (_, a), _ in ins) / n_i, 4),
+            in_r1=round(sum(d == g for (d, _), g in ins) / n_i, 4),
+            in_r1_with_abstention=round(sum(d == g and not a for (d, a), g in ins) / n_i, 4),
+            threshold=threshold, seconds=round(time.time() - started, 1), path=path,
+            floor=None if floor is None else round(float(floor), 4),
+            kb_estimate_out_refused=None if est_out is None else round(float(est_out), 4),
+            kb_estimate_in_refused=None if est_in is None else round(float(est_in), 4)))
+    return out_metrics
 
 
 def _threshold(con) -> float | None:
@@ -111,18 +128,25 @@ def _threshold(con) -> float | None:
     return None if text is None else float(text)
 
 
-def abstain_report(m: AbstainMetrics, command: str) -> Report:
-    """The result as a :class:`Report` (block ``eval abstain <benchmark>``)."""
+def abstain_report(levels: list[AbstainMetrics], command: str) -> Report:
+    """The result as a :class:`Report` (block ``eval abstain <benchmark>``), a row per route path."""
+    m0 = levels[0]
+    rows = "".join(
+        f"| {m.path} | {m.floor if m.floor is not None else 'none: ranker score < ' + str(m.threshold)} | {m.n_out} | "
+        f"**{m.out_refused:.4f}** | {m.n_in} | {m.in_refused:.4f} | {m.in_r1:.4f} | **{m.in_r1_with_abstention:.4f}** | "
+        f"{m.kb_estimate_out_refused} / {m.kb_estimate_in_refused} |\n" for m in levels)
     markdown = (
-        f"#### eval abstain: {m.benchmark}\n\n"
-        f"| out-of-repository questions | refused | in-repository questions | refused | R@1 | R@1 with abstention |\n"
-        f"|---|---|---|---|---|---|\n"
-        f"| {m.n_out} | **{m.out_refused:.4f}** | {m.n_in} | {m.in_refused:.4f} | {m.in_r1:.4f} | "
-        f"**{m.in_r1_with_abstention:.4f}** |\n\n"
-        f"KB without the cross-domain split's withheld databases (their test questions are out of "
-        f"repository), train questions of the others as examples; abstention threshold "
-        f"`dbrouter__abstain_below` = {m.threshold}.\n\n")
-    text = (f"{m.benchmark} abstain: out-of-repository refused {m.out_refused:.4f} (n={m.n_out}); in-repository "
-            f"refused {m.in_refused:.4f}, R@1 {m.in_r1:.4f} -> {m.in_r1_with_abstention:.4f} (n={m.n_in})")
-    return Report(key=f"eval abstain {m.benchmark}", command=command, data=asdict(m), markdown=markdown,
-                  note=f"routing took {m.seconds}s", text=text)
+        f"#### eval abstain: {m0.benchmark}\n\n"
+        "| path | KB floor (first-ranking score) | out-of-repository questions | refused | in-repository questions | "
+        "refused | R@1 | R@1 with abstention | the KB's own estimate: out / in refused |\n"
+        "|---|---|---|---|---|---|---|---|---|\n" + rows + "\n"
+        "KB without the cross-domain split's withheld databases (their test questions are out of repository), train "
+        "questions of the others as examples. The floor is the KB's own calibration (kb_routing_calibration: the "
+        "0.02 quantile of its example questions' first-ranking scores for their own database, leave-one-out); the "
+        "estimate is the share of its probes refused as if their database were missing / present.\n\n")
+    text = "\n".join(
+        f"{m.benchmark} abstain ({m.path} path, floor {m.floor}): out-of-repository refused {m.out_refused:.4f} "
+        f"(n={m.n_out}); in-repository refused {m.in_refused:.4f}, R@1 {m.in_r1:.4f} -> {m.in_r1_with_abstention:.4f} "
+        f"(n={m.n_in}); KB estimate {m.kb_estimate_out_refused} / {m.kb_estimate_in_refused}" for m in levels)
+    return Report(key=f"eval abstain {m0.benchmark}", command=command, data={"paths": [asdict(m) for m in levels]},
+                  markdown=markdown, note=f"routing took {sum(m.seconds for m in levels):.1f}s", text=text)

@@ -10,7 +10,6 @@ that shows what the wire and the server add.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import signal

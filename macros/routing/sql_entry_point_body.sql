@@ -59,7 +59,9 @@ select {{ dbrouter.json_object([
             when " ~ dbrouter.is_blank('cast(question as varchar)') ~ " then 'question is empty'" ~ dbrouter._no_documents_reason(path) ~ "
             when cast(" ~ best ~ " as boolean)
                 then 'no database matches confidently: the best, ' || " ~ dbrouter.json_at('r.ranking', [0, 'db_id']) ~ " || ', scored '
-                     || " ~ dbrouter.json_at('r.ranking', [0, 'evidence', 'rank_score']) ~ " || ', below dbrouter__abstain_below (" ~ dbrouter.get_var('dbrouter__abstain_below') ~ ")'
+                     || coalesce(" ~ dbrouter.json_at('r.ranking', [0, 'evidence', 'shortlist', 'score']) ~ " || ' on the first ranking, below this knowledge base''s floor '
+                                 || " ~ dbrouter.json_at('r.ranking', [0, 'evidence', 'abstain_floor']) ~ " || ' (kb_routing_calibration.abstain_floor)',
+                                 " ~ dbrouter.json_at('r.ranking', [0, 'evidence', 'rank_score']) ~ " || ', below dbrouter__abstain_below (" ~ dbrouter.get_var('dbrouter__abstain_below') ~ ")')
             else null
         end"),
     ('abstained', 'coalesce(cast(' ~ best ~ ' as boolean), false)')]) }}

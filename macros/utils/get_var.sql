@@ -33,6 +33,7 @@
     'dbrouter__coverage_penalty': 2,
     'dbrouter__example_floor': 0.6,
     'dbrouter__example_votes': 10,
+    'dbrouter__abstain_in_repository': 0.02,
     'dbrouter__phrase_max_words': 3,
     'dbrouter__max_hops': 6,
     'dbrouter__sbr_window': 2,

@@ -113,7 +113,7 @@ reranked as (
 ),
 {{ dbrouter.route_signals_step() }},
 final as (
-    select sl.db_id, sl.score, sl.shortlist_rank, sl.example_match, sl.s_schema, sl.s_database, sl.s_table, sl.s_column, sl.s_example,
+    select sl.db_id, sl.score, sl.score as first_score, sl.shortlist_rank, sl.example_match, sl.abstain_floor, sl.s_schema, sl.s_database, sl.s_table, sl.s_column, sl.s_example,
         sl.top_table, sl.top_column, sl.top_example_sql,
         r.n_phrases, r.n_na, r.semantic_score, r.phrase_mappings, r.join_tables, r.join_path,
         r.coverage, r.connectivity, r.declared_connectivity,
@@ -172,6 +172,7 @@ select
         ('semantic_score', 'round(cast(semantic_score as double), 4)'),
         ('rank_score', 'round(cast(rank_score as double), 4)'),
         ('abstain', dbrouter.abstain_condition()),
+        ('abstain_floor', 'round(cast(abstain_floor as double), 4)'),
         ('signals', 'case when stage = 0 then ' ~ dbrouter.json_object(signals) ~ ' end'),
         ('mappings', dbrouter.json_nest('phrase_mappings'))]) }} as evidence
 from top_k

@@ -99,7 +99,8 @@ fused as (
           left join example_votes as v on v.db_id = p.db_id
           left join example_match as m on m.db_id = p.db_id) as scored
     cross join (select coalesce(max({{ 'static_' if path == 'sql' else '' }}example_gap), 0) as gap,
-                    coalesce(max({{ 'static_' if path == 'sql' else '' }}examples_trusted), 0) as trusted
+                    coalesce(max({{ 'static_' if path == 'sql' else '' }}examples_trusted), 0) as trusted,
+                    max({{ 'static_' if path == 'sql' else '' }}abstain_floor) as abstain_floor
                 from {{ dbrouter.kb_relation('kb_routing_calibration') }}) as t
 ),
 shortlist as {{ mat }} (

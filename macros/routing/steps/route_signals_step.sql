@@ -141,15 +141,18 @@ signals as (
 ({%- for name in names %}{{ ' + ' if not loop.first }}{{ weights.get(name, 0) | float }} * coalesce({{ prefix }}f_{{ name }}, 0){% endfor -%})
 {%- endmacro %}
 
-{#- Abstention: true for the first-ranked candidate when its ranker score is below var
-    dbrouter__abstain_below (fitted by python -m dbrouter.tune.ranker --abstention on train questions of
-    databases left out of a train KB); false everywhere when the var is null (never abstain).
+{#- Abstention: true for the first-ranked candidate (unless the question is a stored example question)
+    when its first-ranking score is below the KB's own floor (kb_routing_calibration.abstain_floor,
+    per path), or, for a KB without a floor (fewer than 20 example questions), when its ranker score
+    is below var dbrouter__abstain_below (fitted by python -m dbrouter.tune.ranker --abstention on
+    train questions of databases left out of a train KB); false everywhere when the var is null.
     Read in the final select of route_score_step, where rank, stage and rank_score are columns. -#}
 {% macro abstain_condition() -%}
 {%- set below = dbrouter.get_var('dbrouter__abstain_below') -%}
 {%- if below is none -%}
 false
 {%- else -%}
-(rank = 1 and stage = 0 and example_match = 0 and rank_score < {{ below | float }})
+(rank = 1 and example_match = 0 and case when abstain_floor is not null then first_score < abstain_floor
+                                         else stage = 0 and rank_score < {{ below | float }} end)
 {%- endif -%}
 {%- endmacro %}

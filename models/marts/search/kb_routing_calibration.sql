@@ -10,11 +10,20 @@
 --   (a handful of examples, or examples that only add accidental similarity between look-alike
 --   databases) the first ranking ignores examples and the ranker zeroes its example signals
 --   (route_signals_step), so such a KB routes exactly as without them, and --explain says why.
+-- abstain_floor: the first-ranking score below which route_query abstains on this KB (its own
+--   calibration, per path): the dbrouter__abstain_in_repository quantile (0.02) of the probes'
+--   scores for their own database, so about that share of in-repository questions is refused.
+--   probes_out_refused is the KB's own estimate of the out-of-repository share refused: the probes
+--   whose best *other* database scores below the floor (as if their database were not in the KB).
+--   With fewer than 20 probes (a KB with few or no examples) the floor is NULL and the fitted
+--   ranker threshold dbrouter__abstain_below applies instead.
 -- Every column comes once per embedding space: unprefixed for the embedder's vectors, static_ for
 --   the pure-SQL path's static vectors (DuckDB).
 {%- set spaces = dbrouter.embedding_spaces() %}
 {%- set w = dbrouter.get_var('dbrouter__weight_example') | float %}
 {%- set probes = dbrouter.get_var('dbrouter__calibration_probes') | int %}
+{%- set in_refused = dbrouter.get_var('dbrouter__abstain_in_repository') | float %}
+{%- set min_probes = 20 %}
 with
 {%- for p, rel in spaces %}
 {{ p }}emb as (
@@ -109,6 +118,29 @@ with
     select count(*) as n_probes, coalesce(sum(right_by_schema), 0) as right_by_schema,
         coalesce(sum(right_by_examples), 0) as right_by_examples
     from {{ p }}probe_top
+),
+{{ p }}probe_floor as (
+    {#- Each probe's first-ranking score for its own database (in repository) and the best score of
+        another database (what it would get were its database not in the KB: out of repository),
+        scored as the shortlist scores them given the trust decision above. -#}
+    select s.document_id,
+        max(case when s.db_id = pr.db_id then s.score end) as own_score,
+        max(case when s.db_id <> pr.db_id then s.score end) as other_score
+    from (select document_id, db_id,
+              case when l.right_by_examples > l.right_by_schema then s_fused else s_schema end as score
+          from {{ p }}probe_scored cross join {{ p }}loo as l) as s
+    join {{ p }}probe as pr on pr.document_id = s.document_id
+    group by s.document_id
+),
+{{ p }}floor as (
+    select case when count(*) >= {{ min_probes }} then {{ dbrouter.quantile_cont('own_score', in_refused) }} end
+        as abstain_floor
+    from {{ p }}probe_floor
+),
+{{ p }}floor_check as (
+    select avg(case when f.own_score < x.abstain_floor then 1.0 else 0.0 end) as probes_in_refused,
+        avg(case when f.other_score < x.abstain_floor then 1.0 else 0.0 end) as probes_out_refused
+    from {{ p }}probe_floor as f cross join {{ p }}floor as x
 ){{ "," if not loop.last }}
 {%- endfor %}
 select
@@ -119,6 +151,9 @@ select
     {{ p }}loo.right_by_schema as {{ p }}probes_right_by_schema,
     {{ p }}loo.right_by_examples as {{ p }}probes_right_by_examples,
     case when {{ p }}loo.right_by_examples > {{ p }}loo.right_by_schema then 1 else 0 end as {{ p }}examples_trusted,
+    {{ p }}floor.abstain_floor as {{ p }}abstain_floor,
+    {{ p }}floor_check.probes_in_refused as {{ p }}probes_in_refused,
+    {{ p }}floor_check.probes_out_refused as {{ p }}probes_out_refused,
 {%- endfor %}
     current_timestamp as calibrated_at
-from {% for p, rel in spaces %}{{ p }}gap cross join {{ p }}loo{{ ' cross join ' if not loop.last }}{% endfor %}
+from {% for p, rel in spaces %}{{ p }}gap cross join {{ p }}loo cross join {{ p }}floor cross join {{ p }}floor_check{{ ' cross join ' if not loop.last }}{% endfor %}
