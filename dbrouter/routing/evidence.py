@@ -46,6 +46,12 @@ def _require(obj: Any, cls: Any, where: str) -> dict[str, Any]:
     return {n: obj[n] for n in names if n in obj}
 
 
+SQL_ORDER = ("stage", "example_match", "shortlist", "phrases", "na_phrases", "coverage", "connectivity",
+             "connected_without_implied_edges", "needs_implied_edges", "join_tables", "join_path", "total_score",
+             "semantic_score", "rank_score", "abstain", "abstain_floor", "signals", "mappings")
+"""The evidence keys in the order route_score_step writes them."""
+
+
 @dataclass(frozen=True)
 class ShortlistSignals:
     """Step 1: the database's place in the shortlist and the similarities behind its score."""
@@ -105,6 +111,7 @@ class RouteEvidence:
     mappings: list[MappedPhrase] | None
     mapped_by: str | None = None
     example_match: bool = False
+    abstain_floor: float | None = None
 
     @property
     def reranked(self) -> bool:
@@ -144,8 +151,9 @@ class RouteEvidence:
         Returns:
             A JSON-serialisable dict with the SQL's keys in the SQL's order.
         """
-        out: dict[str, Any] = {f.name: getattr(self, f.name) for f in fields(self)}
+        out: dict[str, Any] = {name: getattr(self, name) for name in SQL_ORDER}
         out["shortlist"] = {f.name: getattr(self.shortlist, f.name) for f in fields(ShortlistSignals)}
+        out["mapped_by"] = self.mapped_by
         if self.mappings is not None:
             out["mappings"] = [{f.name: getattr(m, f.name) for f in fields(MappedPhrase)} for m in self.mappings]
         if self.mapped_by is None:

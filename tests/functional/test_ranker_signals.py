@@ -110,12 +110,13 @@ def test_a_few_examples_for_two_databases_do_not_make_routing_worse(tmp_path):
 
 
 def test_abstention_returns_null_with_a_reason(tmp_path):
+    """A KB without example questions has no floor of its own: the ranker threshold var applies."""
     project = copy_project(tmp_path / "project")
     yml = project / "dbt_project.yml"
     text, count = re.subn(r"^vars:\n", "vars:\n  dbrouter__abstain_below: 1000000\n", yml.read_text(), flags=re.M)
     assert count == 1
     yml.write_text(text)
-    warehouse = _build(tmp_path, "abstain", None, project)
+    warehouse = _build(tmp_path, "abstain", [], project)
     import dbrouter
 
     con = dbrouter.connect(warehouse, embedder="hash")
@@ -125,6 +126,9 @@ def test_abstention_returns_null_with_a_reason(tmp_path):
         assert out["abstained"] is True and out["reason"].startswith("no database matches confidently")
         assert out["ranking"], "the candidates it weighed are still listed"
         assert float(con.execute("select route_abstain_below()").fetchone()[0]) == 1000000
+        assert con.execute("select abstain_floor, static_abstain_floor from kb_routing_calibration").fetchone() == \
+            (None, None)
+        assert "dbrouter__abstain_below" in out["reason"]
     finally:
         con.close()
     proc = run_cli("route", "--warehouse", str(warehouse), "--k", "2", "asdf qwerty",
