@@ -25,6 +25,16 @@ def test_link_routes_when_no_db_is_given(built_kb):
     assert "routed to" in proc.stderr and proc.stdout.startswith("[DB_ID] ")
 
 
+def test_link_and_ask_on_an_abstention_name_the_closest_and_how_to_force_one(built_kb):
+    """Before: `TypeError: 'NoneType' object is not iterable` in retrieval.require_database, exit 1."""
+    for command in ("link", "ask"):
+        proc = run_cli(command, "asdf qwerty", "--warehouse", str(built_kb["warehouse"]), check=False,
+                       env={"DBROUTER_LLM_BASE_URL": ""})
+        assert proc.returncode in (1, 2) and "Traceback" not in proc.stderr, proc.stderr
+        assert "no database matches confidently" in proc.stderr and "Closest: " in proc.stderr
+        assert "pass it with --db " in proc.stderr
+
+
 def test_link_bad_input_is_a_clear_error(built_kb):
     empty = run_cli("link", "   ", "--db", "concert_singer", "--warehouse", str(built_kb["warehouse"]), check=False)
     assert empty.returncode != 0 and "empty" in empty.stderr and "Traceback" not in empty.stderr
