@@ -61,12 +61,35 @@ def connect(path: str | Path, read_only: bool = True, embedder: str | None = Non
             "select count(*) from duckdb_functions() where function_name = 'route_query_ranked'").fetchall()[0][0]
         if not found:
             raise WarehouseError(f"{path} has no route functions: run `dbrouter build` (dbt build) on it first")
+        _find_kb_schema(con, path)
         register_udfs(con, _embedder_for(con, path, embedder))
         use_route_path(con, route_path)
     except BaseException:
         con.close()
         raise
     return con
+
+
+def _find_kb_schema(con, path: Path) -> None:
+    """Make the KB's tables readable by their plain names wherever the build put them.
+
+    ``dbrouter build`` writes them to the default schema; dbrouter used as a dbt package in another
+    project writes them to ``<target schema>_dbrouter`` (``main_dbrouter``), which then goes first
+    on this connection's search path.
+
+    Raises:
+        WarehouseError: no schema holds the knowledge base's tables, or several do.
+    """
+    schemas = [r[0] for r in con.execute("select distinct schema_name from duckdb_tables() "
+                                         "where table_name = 'kb_databases' and database_name = current_database() "
+                                         "order by 1").fetchall()]
+    if "main" in schemas:
+        return
+    if len(schemas) != 1:
+        found = f"several schemas hold one ({', '.join(schemas)})" if schemas else "no schema holds kb_databases"
+        raise WarehouseError(f"{path} has route functions but {found}: point --warehouse at the file `dbrouter build` "
+                             "or your dbt project wrote, or build it again")
+    con.execute(f"SET search_path = '{schemas[0].replace(chr(39), chr(39) * 2)},main'")
 
 
 def use_route_path(con, route_path: str) -> None:

@@ -110,3 +110,6 @@ def test_package_in_a_consuming_project(tmp_path):
     # no demo data from the package: no examples, no statements they did not give
     assert kb_examples == 0 and statements == 0
     assert {"route_query", "route_query_json", "retrieve_examples"} <= functions
+    # the CLI reads a KB built by the package too (its tables in main_dbrouter); before: "table missing, rebuild"
+    proc = run_cli("route", "--warehouse", str(warehouse), "--no-llm", "Which orchestra has the most performances?")
+    assert "1. orchestra" in proc.stdout, proc.stdout + proc.stderr
