@@ -26,6 +26,7 @@
     'dbrouter__weight_column': 2.0,
     'dbrouter__weight_example': 1.0,
     'dbrouter__calibration_probes': 300,
+    'dbrouter__trust_examples': none,
     'dbrouter__top_tables': 3,
     'dbrouter__top_columns': 3,
     'dbrouter__shortlist_k': 10,

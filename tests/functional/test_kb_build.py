@@ -175,7 +175,9 @@ def test_bad_sources_are_reported_and_the_rest_builds(tmp_path):
                       "create table nothing_here (x text);")
     con.close()
     wh = tmp_path / "kb.duckdb"
-    proc = run_cli("build", "--sources", str(sources), "--warehouse", str(wh))
+    strict = run_cli("build", "--sources", str(sources), "--warehouse", str(wh), check=False)
+    assert strict.returncode == 2 and "--allow-partial" in strict.stderr and not wh.exists()
+    proc = run_cli("build", "--sources", str(sources), "--warehouse", str(wh), "--allow-partial")
     assert "corrupt" in proc.stderr and "cannot open" in proc.stderr
     assert "dangling / a.b_id -> nowhere.id" in proc.stderr
     db = duckdb.connect(str(wh), read_only=True)

@@ -21,7 +21,27 @@ def _examples(built_kb) -> list[tuple[str, str]]:
     return [(o["db_id"], o["question"]) for o in map(json.loads, lines) if o]
 
 
-def test_lex_example_signal_matches_its_python_definition(kb_con, built_kb):
+@pytest.fixture(scope="module")
+def trusting_con(built_kb, tmp_path_factory):
+    """The demo KB built with dbrouter__trust_examples: true (the hash embedder's leave-one-out test
+    does not trust the demo's three examples per database, which zeroes the example signals)."""
+    import dbrouter
+
+    tmp = tmp_path_factory.mktemp("trusting")
+    project = copy_project(tmp / "project")
+    yml = project / "dbt_project.yml"
+    text, count = re.subn(r"^  dbrouter__trust_examples: null$", "  dbrouter__trust_examples: true", yml.read_text(),
+                          flags=re.M)
+    assert count == 1
+    yml.write_text(text)
+    con = dbrouter.connect(_build(tmp, "kb", None, project), embedder="hash")
+    assert con.execute("select examples_trusted, static_examples_trusted from kb_routing_calibration").fetchone() == (1, 1)
+    yield con
+    con.close()
+
+
+def test_lex_example_signal_matches_its_python_definition(trusting_con, built_kb):
+    kb_con = trusting_con
     n = kb_con.execute("select count(*) from kb_databases").fetchone()[0]
     for question in ("How many singers do we have?", "Which courses are taught on days MTW by the history department?",
                      "headphones under 100 dollars in stock"):

@@ -10,6 +10,7 @@
 --   (a handful of examples, or examples that only add accidental similarity between look-alike
 --   databases) the first ranking ignores examples and the ranker zeroes its example signals
 --   (route_signals_step), so such a KB routes exactly as without them, and --explain says why.
+--   Var dbrouter__trust_examples (null: decided so) set to true or false decides it instead.
 -- abstain_floor: the first-ranking score below which route_query abstains on this KB (its own
 --   calibration, per path): the dbrouter__abstain_in_repository quantile (0.02) of the probes'
 --   scores for their own database, so about that share of in-repository questions is refused.
@@ -24,6 +25,7 @@
 {%- set probes = dbrouter.get_var('dbrouter__calibration_probes') | int %}
 {%- set in_refused = dbrouter.get_var('dbrouter__abstain_in_repository') | float %}
 {%- set min_probes = 20 %}
+{%- set trust = dbrouter.get_var('dbrouter__trust_examples') %}
 with
 {%- for p, rel in spaces %}
 {{ p }}emb as (
@@ -127,7 +129,8 @@ with
         max(case when s.db_id = pr.db_id then s.score end) as own_score,
         max(case when s.db_id <> pr.db_id then s.score end) as other_score
     from (select document_id, db_id,
-              case when l.right_by_examples > l.right_by_schema then s_fused else s_schema end as score
+              case when {{ 'l.right_by_examples > l.right_by_schema' if trust is none else ('true' if trust else 'false') }}
+                   then s_fused else s_schema end as score
           from {{ p }}probe_scored cross join {{ p }}loo as l) as s
     join {{ p }}probe as pr on pr.document_id = s.document_id
     group by s.document_id
@@ -150,7 +153,11 @@ select
     {{ p }}loo.n_probes as {{ p }}n_probes,
     {{ p }}loo.right_by_schema as {{ p }}probes_right_by_schema,
     {{ p }}loo.right_by_examples as {{ p }}probes_right_by_examples,
+{%- if trust is none %}
     case when {{ p }}loo.right_by_examples > {{ p }}loo.right_by_schema then 1 else 0 end as {{ p }}examples_trusted,
+{%- else %}
+    {{ 1 if trust else 0 }} as {{ p }}examples_trusted,
+{%- endif %}
     {{ p }}floor.abstain_floor as {{ p }}abstain_floor,
     {{ p }}floor_check.probes_in_refused as {{ p }}probes_in_refused,
     {{ p }}floor_check.probes_out_refused as {{ p }}probes_out_refused,
