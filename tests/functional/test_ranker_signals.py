@@ -24,15 +24,18 @@ def _examples(built_kb) -> list[tuple[str, str]]:
 @pytest.fixture(scope="module")
 def trusting_con(built_kb, tmp_path_factory):
     """The demo KB built with dbrouter__trust_examples: true (the hash embedder's leave-one-out test
-    does not trust the demo's three examples per database, which zeroes the example signals)."""
+    does not trust the demo's three examples per database, which zeroes the example signals) and
+    dbrouter__abstain_in_repository: 0.05 (its 30 example questions then calibrate a floor: 0.02
+    needs 50)."""
     import dbrouter
 
     tmp = tmp_path_factory.mktemp("trusting")
     project = copy_project(tmp / "project")
     yml = project / "dbt_project.yml"
-    text, count = re.subn(r"^  dbrouter__trust_examples: null$", "  dbrouter__trust_examples: true", yml.read_text(),
-                          flags=re.M)
-    assert count == 1
+    text = yml.read_text()
+    for var, value in (("dbrouter__trust_examples", "true"), ("dbrouter__abstain_in_repository", "0.05")):
+        text, count = re.subn(rf"^  {var}: .*$", f"  {var}: {value}", text, flags=re.M)
+        assert count == 1, var
     yml.write_text(text)
     con = dbrouter.connect(_build(tmp, "kb", None, project), embedder="hash")
     assert con.execute("select examples_trusted, static_examples_trusted from kb_routing_calibration").fetchone() == (1, 1)
@@ -154,3 +157,31 @@ def test_abstention_returns_null_with_a_reason(tmp_path):
     proc = run_cli("route", "--warehouse", str(warehouse), "--k", "2", "asdf qwerty",
                    env={"DBROUTER_PROJECT_DIR": str(project)})
     assert "no answer: no database matches confidently" in proc.stdout
+
+
+OFF_TOPIC = ["What is the weather in Paris tomorrow?", "asdf qwerty", "Who won the football world cup in 1998?",
+             "Recommend a good pasta recipe"]
+
+
+@pytest.mark.parametrize("path", ["udf", "sql"])
+def test_abstention_is_calibrated_from_the_kb_on_both_paths(trusting_con, path):
+    """Before: one threshold fitted on benchmark train splits, on the ranker score, which the pure-SQL
+    path (another vector space) never went below: it routed 'asdf qwerty' to a database."""
+    con = trusting_con
+    prefix = "static_" if path == "sql" else ""
+    floor, n_probes, in_refused = con.execute(
+        f"select {prefix}abstain_floor, {prefix}n_probes, {prefix}probes_in_refused from kb_routing_calibration"
+    ).fetchone()
+    assert floor is not None and n_probes == 30 and in_refused <= 2 / 30 + 1e-9  # the 5% quantile of 30
+    refused = 0
+    for question in OFF_TOPIC:
+        out = json.loads(con.execute(f"select route_query_json_{path}(?)", [question]).fetchone()[0])
+        answer = con.execute(f"select route_query_{path}(?)", [question]).fetchone()[0]
+        assert (answer is None) == out["abstained"] and out["ranking"]
+        if out["abstained"]:
+            assert "this knowledge base's floor" in out["reason"]
+            refused += 1
+    assert refused >= 3, refused  # before, the pure-SQL path refused none of them
+    examples = con.execute("select question, db_id from kb_examples").fetchall()
+    answered = [con.execute(f"select route_query_{path}(?)", [q]).fetchone()[0] == db for q, db in examples]
+    assert all(answered)  # a stored example question is never refused and goes to its database

@@ -143,7 +143,7 @@ signals as (
 
 {#- Abstention: true for the first-ranked candidate (unless the question is a stored example question)
     when its first-ranking score is below the KB's own floor (kb_routing_calibration.abstain_floor,
-    per path), or, for a KB without a floor (fewer than 20 example questions), when its ranker score
+    per path), or, for a KB without a floor (fewer than 50 example questions), when its ranker score
     is below var dbrouter__abstain_below (fitted by python -m dbrouter.tune.ranker --abstention on
     train questions of databases left out of a train KB); false everywhere when the var is null.
     Read in the final select of route_score_step, where rank, stage and rank_score are columns. -#}

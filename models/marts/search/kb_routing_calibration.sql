@@ -16,15 +16,16 @@
 --   scores for their own database, so about that share of in-repository questions is refused.
 --   probes_out_refused is the KB's own estimate of the out-of-repository share refused: the probes
 --   whose best *other* database scores below the floor (as if their database were not in the KB).
---   With fewer than 20 probes (a KB with few or no examples) the floor is NULL and the fitted
---   ranker threshold dbrouter__abstain_below applies instead.
+--   With fewer than 1 / that share probes (50: a KB with few or no examples) the floor is NULL
+--   and the fitted ranker threshold dbrouter__abstain_below applies instead.
 -- Every column comes once per embedding space: unprefixed for the embedder's vectors, static_ for
 --   the pure-SQL path's static vectors (DuckDB).
 {%- set spaces = dbrouter.embedding_spaces() %}
 {%- set w = dbrouter.get_var('dbrouter__weight_example') | float %}
 {%- set probes = dbrouter.get_var('dbrouter__calibration_probes') | int %}
 {%- set in_refused = dbrouter.get_var('dbrouter__abstain_in_repository') | float %}
-{%- set min_probes = 20 %}
+{#- a quantile q is estimable from at least 1 / q probes (50 at 0.02): with fewer, no floor -#}
+{%- set min_probes = (1.0 / in_refused) | round(0, 'ceil') | int %}
 {%- set trust = dbrouter.get_var('dbrouter__trust_examples') %}
 with
 {%- for p, rel in spaces %}
