@@ -97,35 +97,44 @@ def test_ask_answers_on_postgres_in_its_dialect(pg_kb, tmp_path):
     assert _state(pg_kb) == before
 
 
-@pytest.mark.parametrize("hostile, refused", [
-    ("DELETE FROM invoice", "DELETE"),
+HOSTILE = [
     ("SELECT pg_read_file('/etc/passwd')", "pg_read_file"),
     ("SELECT set_config('default_transaction_read_only', 'off', false)", "set_config"),
     ("SELECT pg_sleep(30)", "pg_sleep"),
     ("SELECT * FROM dblink('host=x', 'delete from billing.invoice') AS t(x int)", "dblink"),
     ("SELECT billing.wipe()", "read-only transaction"),  # passes the guard: the session stops it
     ("SELECT nextval('billing.audit_seq')", "read-only transaction"),
-])
-def test_hostile_sql_is_refused_and_the_server_is_unchanged(pg_kb, tmp_path, hostile, refused):
+]
+
+
+def test_hostile_sql_is_refused_and_the_server_is_unchanged(pg_kb, tmp_path, monkeypatch):
+    """Through `ask` once (the LLM answers DELETE: exit 1, nothing ran), then each hostile statement
+    through the same runner `ask` uses: refused by the guard in PostgreSQL's dialect, or stopped by
+    the read-only transaction."""
+    from dbrouter.answer.guard import UnsafeSQL
+
     before = _state(pg_kb)
-    proc, _ = _ask(pg_kb, tmp_path, lambda m: f"```sql\n{hostile}\n```", "--db", "sales", "--candidates", "1",
-                   "--repair-turns", "0", "Delete every invoice")
-    assert proc.returncode == 1 and "Traceback" not in proc.stderr
-    assert refused in proc.stdout + proc.stderr
+    proc, _ = _ask(pg_kb, tmp_path, lambda m: "```sql\nDELETE FROM invoice\n```", "--db", "sales", "--candidates",
+                   "1", "--repair-turns", "0", "Delete every invoice")
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr and "DELETE" in proc.stdout + proc.stderr
+    monkeypatch.setenv("PG_ASK_PW", WRITER_PW)
+    target = Target("sales", "url", url=f"{pg_kb['url']}/sales", schema="billing", sql_dialect="postgres")
+    for hostile, refused in HOSTILE:
+        try:
+            result = execute(target, hostile, timeout=5)
+        except UnsafeSQL as exc:
+            assert refused in str(exc), (hostile, str(exc))
+            continue
+        assert result.error and refused in result.error, (hostile, result.error)
     assert _state(pg_kb) == before
 
 
-def test_statement_timeout_and_row_cap_hold_on_the_server(pg_kb):
-    import os
-
-    os.environ["PG_ASK_PW"] = WRITER_PW
-    try:
-        target = Target("sales", "url", url=f"{pg_kb['url']}/sales", schema="billing", sql_dialect="postgres")
-        slow = execute(target, "SELECT count(*) FROM generate_series(1, 10000000000) AS g", timeout=0.5)
-        cross = ", ".join(f"invoice AS i{n}" for n in range(12))  # 4^12 = 16.7 million rows, streamed
-        many = execute(target, f"SELECT i0.invoice_id FROM {cross}", row_cap=10, timeout=20)
-    finally:
-        del os.environ["PG_ASK_PW"]
+def test_statement_timeout_and_row_cap_hold_on_the_server(pg_kb, monkeypatch):
+    monkeypatch.setenv("PG_ASK_PW", WRITER_PW)
+    target = Target("sales", "url", url=f"{pg_kb['url']}/sales", schema="billing", sql_dialect="postgres")
+    slow = execute(target, "SELECT count(*) FROM generate_series(1, 10000000000) AS g", timeout=0.5)
+    cross = ", ".join(f"invoice AS i{n}" for n in range(12))  # 4^12 = 16.7 million rows, streamed
+    many = execute(target, f"SELECT i0.invoice_id FROM {cross}", row_cap=10, timeout=20)
     assert slow.timed_out and "timed out after 0.5 seconds" in slow.error
     # 10 rows kept, 1,000 counted, not 10^8 fetched (a server-side cursor: fast, and bounded in memory)
     assert len(many.rows) == 10 and many.total_rows == 1000 and many.truncated and many.total_capped
