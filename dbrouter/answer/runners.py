@@ -18,7 +18,6 @@ A timeout (SQLite progress handler, DuckDB ``interrupt()`` from a timer) and a r
 from __future__ import annotations
 
 import contextlib
-import os
 import sqlite3
 import threading
 import time
@@ -255,22 +254,16 @@ def run_url(target: Target, sql: str, timeout: float, row_cap: int) -> QueryResu
         in any message).
     """
     from dbrouter.errors import SourceError
-    from dbrouter.sources.url import _engine, env_names, expand_url, redact, scrub
+    from dbrouter.sources.url import _engine, connect_url, redact, scrub
 
     assert target.url is not None, "a url target carries its URL"
     shown_url = redact(target.url)
     result = QueryResult()
     start = time.monotonic()
-    secrets = [os.environ.get(n, "") for n in env_names(target.url)]
     try:
-        from sqlalchemy.engine import make_url
-
-        url = make_url(expand_url(target.url))
+        url, secrets = connect_url(target.url, name=target.db_id)
     except SourceError as exc:
         return QueryResult(error=f"cannot connect to {target.db_id}: {exc}")
-    except Exception as exc:  # noqa: BLE001 - a URL SQLAlchemy cannot parse
-        return QueryResult(error=f"cannot connect to {target.db_id}: {shown_url} is not a database URL "
-                                 f"({scrub(str(exc), secrets)})")
     try:
         engine = _engine(url, timeout_ms=max(1, int(timeout * 1000)))
     except Exception as exc:  # noqa: BLE001 - no driver installed for the dialect

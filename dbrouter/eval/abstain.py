@@ -22,6 +22,7 @@ from dbrouter.eval.benchmark import Benchmark, Question, is_withheld
 from dbrouter.eval.kb import Log, build_kb
 from dbrouter.eval.publish import Report
 from dbrouter.kb.connect import connect
+from dbrouter.routing.ranker import calibration_prefix
 
 
 @dataclass
@@ -99,7 +100,7 @@ def eval_abstain(bench: Benchmark, workdir: Path, embedder: str | None, n_in: in
         started = time.time()
         try:
             threshold = _threshold(con)
-            prefix = "static_" if path == "sql" else ""
+            prefix = calibration_prefix(path)
             floor, est_out, est_in = con.execute(
                 f"select {prefix}abstain_floor, {prefix}probes_out_refused, {prefix}probes_in_refused "
                 "from kb_routing_calibration").fetchone()

@@ -155,6 +155,7 @@ def run_serve_load(warehouse: Path, requests: int = 200, clients: tuple[int, ...
     work, inproc, embedder, databases = _workload(Path(warehouse))
     password = os.urandom(12).hex()
     proc, port = _start(Path(warehouse), password)
+    ip50, ip95, _ = _percentiles(inproc)
     out = []
     try:
         for n in clients:
@@ -173,7 +174,6 @@ def run_serve_load(warehouse: Path, requests: int = 200, clients: tuple[int, ...
                 t.join()
             seconds = time.perf_counter() - start
             p50, p95, worst = _percentiles([r[0] for r in results])
-            ip50, ip95, _ = _percentiles(inproc)
             out.append(ServeLoad(requests=len(results), clients=n, questions=len(work), seconds=round(seconds, 2),
                                  throughput_rps=round(len(results) / seconds, 1), p50_ms=round(p50, 1),
                                  p95_ms=round(p95, 1), max_ms=round(worst, 1),

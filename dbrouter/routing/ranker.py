@@ -255,6 +255,11 @@ def kb_weights(con) -> dict[str, float]:
                             "rebuild it with `dbrouter build`") from exc
 
 
+def calibration_prefix(path: str) -> str:
+    """The prefix of a route path's columns in ``kb_routing_calibration`` (``static_`` for the pure-SQL path)."""
+    return "static_" if path == "sql" else ""
+
+
 def examples_note(con, path: str = "udf") -> str | None:
     """Why the example signals are 0 on this knowledge base, or None when its examples are used.
 
@@ -265,11 +270,13 @@ def examples_note(con, path: str = "udf") -> str | None:
     Returns:
         One sentence for ``route --explain`` (the leave-one-out counts of ``kb_routing_calibration``).
     """
-    prefix = "static_" if path == "sql" else ""
+    import duckdb
+
+    prefix = calibration_prefix(path)
     try:
         row = con.execute(f"select {prefix}n_probes, {prefix}probes_right_by_schema, {prefix}probes_right_by_examples, "
                           f"{prefix}examples_trusted from kb_routing_calibration").fetchone()
-    except Exception:  # noqa: BLE001 - a KB built before the leave-one-out trust test
+    except duckdb.Error:  # a KB built before the leave-one-out trust test has no such columns
         return None
     if row is None or row[3]:
         return None

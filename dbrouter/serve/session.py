@@ -79,6 +79,18 @@ def _show(sql: str) -> SimpleQueryResult:
     return SimpleQueryResult(column, _SHOW.get(name, ""), BVType.TEXT)
 
 
+def _parsed(pattern: re.Pattern, sql: str, form: str) -> re.Match:
+    """``pattern``'s match of a session statement.
+
+    Raises:
+        QueryRefused: it does not match; the message gives the statement's ``form`` (SQLSTATE 42601).
+    """
+    match = pattern.match(sql)
+    if not match:
+        raise QueryRefused(f"{form.split()[0]}: write it as {form}", "42601")
+    return match
+
+
 def _checked(sql: str) -> str:
     """The client's statement, catalog spellings rewritten (:func:`~dbrouter.serve.catalog.rewrite`),
     once it is one read-only SELECT.
@@ -186,18 +198,14 @@ class KBSession(Session):
     # -- PREPARE / EXECUTE / DEALLOCATE
 
     def _prepare(self, sql: str, params):
-        match = _PREPARE.match(sql)
-        if not match:
-            raise QueryRefused("PREPARE: write it as PREPARE name [(types)] AS SELECT ...", "42601")
+        match = _parsed(_PREPARE, sql, "PREPARE name [(types)] AS SELECT ...")
         if len(self.prepared) >= MAX_PREPARED:
             raise QueryRefused(f"this session holds {MAX_PREPARED} prepared statements: DEALLOCATE some", "53000")
         self.prepared[_name(match.group(1))] = _checked(match.group(2))
         return DuckDBQueryResult(status="PREPARE")
 
     def _execute(self, sql: str, params):
-        match = _EXECUTE.match(sql)
-        if not match:
-            raise QueryRefused("EXECUTE: write it as EXECUTE name [(constant, ...)]", "42601")
+        match = _parsed(_EXECUTE, sql, "EXECUTE name [(constant, ...)]")
         name = _name(match.group(1))
         if name not in self.prepared:
             raise QueryRefused(f"prepared statement {name!r} does not exist", "26000")
@@ -208,9 +216,7 @@ class KBSession(Session):
         return DuckDBQueryResult(self.run(self.prepared[name], values).to_reader())
 
     def _deallocate(self, sql: str, params):
-        match = _DEALLOCATE.match(sql)
-        if not match:
-            raise QueryRefused("DEALLOCATE: write it as DEALLOCATE [PREPARE] name | ALL", "42601")
+        match = _parsed(_DEALLOCATE, sql, "DEALLOCATE [PREPARE] name | ALL")
         if match.group(1).upper() == "ALL":
             self.prepared.clear()
         else:
@@ -220,10 +226,7 @@ class KBSession(Session):
     # -- DECLARE / FETCH / CLOSE
 
     def _declare(self, sql: str, params):
-        match = _DECLARE.match(sql)
-        if not match:
-            raise QueryRefused("DECLARE: write it as DECLARE name [NO SCROLL] CURSOR [WITH[OUT] HOLD] FOR SELECT ...",
-                               "42601")
+        match = _parsed(_DECLARE, sql, "DECLARE name [NO SCROLL] CURSOR [WITH[OUT] HOLD] FOR SELECT ...")
         statement = _checked(match.group(2))
         table = self.run(f"SELECT * FROM ({statement}) AS dbrouter_cursor LIMIT {CURSOR_MAX_ROWS + 1}", params)
         if table.num_rows > CURSOR_MAX_ROWS:
@@ -234,23 +237,18 @@ class KBSession(Session):
         return DuckDBQueryResult(status="DECLARE CURSOR")
 
     def _fetch(self, sql: str, params):
-        match = _FETCH.match(sql)
-        if not match:
-            raise QueryRefused("FETCH: write it as FETCH [FORWARD] n | ALL | NEXT FROM name", "42601")
+        match = _parsed(_FETCH, sql, "FETCH [FORWARD] n | ALL | NEXT FROM name")
         how, name = (match.group(1) or "NEXT").upper().split(), _name(match.group(2))
         if name not in self.cursors:
             raise QueryRefused(f"cursor {name!r} does not exist", "34000")
         table, pos = self.cursors[name]
-        count = {"NEXT": 1, "ALL": table.num_rows, "FORWARD": 1}.get(how[-1]) if not how[-1].isdigit() else int(how[-1])
-        count = table.num_rows if count is None else count
+        count = int(how[-1]) if how[-1].isdigit() else (table.num_rows if how[-1] == "ALL" else 1)
         part = table.slice(pos, max(0, count))
         self.cursors[name][1] = pos + part.num_rows
         return DuckDBQueryResult(part.to_reader())
 
     def _close(self, sql: str, params):
-        match = _CLOSE.match(sql)
-        if not match:
-            raise QueryRefused("CLOSE: write it as CLOSE name | ALL", "42601")
+        match = _parsed(_CLOSE, sql, "CLOSE name | ALL")
         if match.group(1).upper() == "ALL":
             self.cursors.clear()
         elif self.cursors.pop(_name(match.group(1)), None) is None:

@@ -67,7 +67,6 @@ def session_guards(dialect: str, timeout_ms: int = STATEMENT_TIMEOUT_MS) -> tupl
     }.get(dialect, ())
 
 
-SESSION_GUARDS: dict[str, tuple[str, ...]] = {d: session_guards(d) for d in ("postgresql", "mysql", "mariadb")}
 SYSTEM_SCHEMAS = {"information_schema", "pg_catalog", "pg_toast", "mysql", "performance_schema", "sys"}
 # SQLAlchemy dialect -> the sqlglot dialect generated SQL is written and checked in.
 SQLGLOT_DIALECTS = {"postgresql": "postgres", "mysql": "mysql", "mariadb": "mysql", "mssql": "tsql",
@@ -90,7 +89,7 @@ def env_names(url: str) -> list[str]:
     return ENV_REF.findall(url)
 
 
-def expand_url(url: str, env: dict[str, str] | None = None) -> str:
+def expand_url(url: str, env: Mapping[str, str] | None = None) -> str:
     """Substitute ``${NAME}`` references, URL-quoting each value.
 
     Args:
@@ -135,6 +134,37 @@ def scrub(message: str, secrets: list[str]) -> str:
     return " ".join(message.split())
 
 
+def connect_url(url: str, env: Mapping[str, str] | None = None, name: str | None = None) -> tuple[Any, list[str]]:
+    """The SQLAlchemy URL to connect with, and the secrets no message may show.
+
+    Args:
+        url: the URL as written (``${ENV}`` references).
+        env: the environment (default ``os.environ``).
+        name: the database id for errors (default: the URL, redacted).
+
+    Returns:
+        (the parsed ``sqlalchemy.engine.URL``, the secret values: referenced variables, a literal password).
+
+    Raises:
+        SourceError: a referenced variable is unset, or the text is not a database URL.
+    """
+    from sqlalchemy.engine import make_url
+
+    shown = redact(url)
+    values: Mapping[str, str] = os.environ if env is None else env
+    secrets = [values.get(n, "") for n in env_names(url)]
+    try:
+        parsed = make_url(expand_url(url, env))
+    except SourceError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - sqlalchemy.exc.ArgumentError and friends
+        raise SourceError(name or shown, f"`url` {shown} is not a database URL ({scrub(str(exc), secrets)}); "
+                          "write it as dialect+driver://user@host:port/database") from exc
+    if parsed.password and not secrets:
+        secrets.append(str(parsed.password))
+    return parsed, secrets
+
+
 def read_server(spec: ServerSource, n_samples: int, chars: int,
                 progress: Callable[[str], None] | None = None) -> tuple[list[DatabaseSnapshot], list[Issue]]:
     """Snapshot the databases a `url` source names.
@@ -151,20 +181,8 @@ def read_server(spec: ServerSource, n_samples: int, chars: int,
     Raises:
         SourceError: the URL cannot be used at all (unknown dialect or driver, unset variable).
     """
-    from sqlalchemy.engine import make_url
-
     shown = redact(spec.url)
-    env = os.environ if spec.env is None else spec.env
-    secrets = [env.get(n, "") for n in env_names(spec.url)]
-    try:
-        base = make_url(expand_url(spec.url, spec.env))
-    except SourceError:
-        raise
-    except Exception as exc:  # noqa: BLE001 - sqlalchemy.exc.ArgumentError and friends
-        raise SourceError(spec.id or shown, f"`url` {shown} is not a database URL ({scrub(str(exc), secrets)}); "
-                          "write it as dialect+driver://user@host:port/database") from exc
-    if base.password and not secrets:
-        secrets.append(str(base.password))
+    base, secrets = connect_url(spec.url, spec.env, spec.id)
     snaps: list[DatabaseSnapshot] = []
     issues: list[Issue] = []
     for database in spec.databases or (base.database,):

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from dbrouter.errors import SourceError
-from dbrouter.sources.url import SESSION_GUARDS, ServerSource, expand_url, read_server, redact, sample_query
+from dbrouter.sources.url import ServerSource, expand_url, read_server, redact, sample_query, session_guards
 
 
 def test_expand_url_quotes_values_and_names_missing_variables():
@@ -42,9 +42,9 @@ def test_sample_query_per_dialect():
 
 
 def test_mysql_sessions_are_guarded_read_only():
-    assert SESSION_GUARDS["mysql"][0] == "SET SESSION TRANSACTION READ ONLY"
-    assert "MAX_EXECUTION_TIME" in SESSION_GUARDS["mysql"][1]
-    assert "READ ONLY" in SESSION_GUARDS["postgresql"][0]
+    assert session_guards("mysql")[0] == "SET SESSION TRANSACTION READ ONLY"
+    assert "MAX_EXECUTION_TIME" in session_guards("mysql")[1]
+    assert "READ ONLY" in session_guards("postgresql")[0]
 
 
 def test_unreachable_mysql_server_is_one_error_without_the_password():
