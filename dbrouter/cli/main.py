@@ -11,8 +11,6 @@ from __future__ import annotations
 import argparse
 import sys
 
-import duckdb
-
 from dbrouter.cli import answer, content, kb, route, serve
 from dbrouter.cli import eval as eval_cli
 from dbrouter.cli.common import warehouse_path
@@ -52,7 +50,11 @@ def main(argv: list[str] | None = None) -> int:
     except USER_ERRORS as exc:
         err(f"dbrouter: error: {exc}")
         return 2
-    except duckdb.Error as exc:  # e.g. a UDF failing inside SQL (the embedder cannot load)
+    except Exception as exc:
+        duckdb = sys.modules.get("duckdb")  # not imported by a command that never opened a warehouse
+        if duckdb is None or not isinstance(exc, duckdb.Error):
+            raise
+        # e.g. a UDF failing inside SQL (the embedder cannot load)
         detail = " ".join(str(exc).split())
         err(f"dbrouter: error: the warehouse query failed: {detail}. Check the embedder (--embedder or "
             "$DBROUTER_EMBEDDER: the one the knowledge base was built with, and it must load) and rebuild "

@@ -28,7 +28,7 @@ def cmd_route(args) -> int:
                             "DBROUTER_LLM_API_KEY); see README, Configuration")
     if llm is None and not args.no_llm:
         err("no LLM configured (DBROUTER_LLM_BASE_URL unset): phrase mappings come from the embedding mapper")
-    con = connect_kb(args)
+    con = _connect(args)
     try:
         weights = kb_weights(con) if args.explain else None
         note = examples_note(con) if args.explain else None
@@ -50,6 +50,26 @@ def cmd_route(args) -> int:
     finally:
         con.close()
     return 0
+
+
+def _connect(args):
+    """The warehouse file, or with ``--endpoint`` (``$DBROUTER_ENDPOINT``) a running `dbrouter serve`.
+
+    Raises:
+        DbrouterError: an endpoint and ``--warehouse``/``--embedder`` were both given (the
+            endpoint serves its own warehouse with its own embedder), or the endpoint is unreachable.
+    """
+    import os
+
+    url = args.endpoint or os.environ.get("DBROUTER_ENDPOINT")
+    if not url:
+        return connect_kb(args)
+    if args.warehouse or args.embedder:
+        raise DbrouterError("--endpoint routes on the endpoint's own warehouse and embedder: drop --warehouse/"
+                            "--embedder (or --endpoint / $DBROUTER_ENDPOINT to open the file here)")
+    from dbrouter.serve.client import EndpointConnection
+
+    return EndpointConnection(url)
 
 
 def _print_ranking(result: RouteResult, explain: bool, weights: dict[str, float] | None = None) -> None:
@@ -120,6 +140,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     sp.add_argument("--k", type=int, default=5, help="candidates to show (default 5)")
     sp.add_argument("--explain", action="store_true", help="show the evidence of each candidate")
     sp.add_argument("--json", action="store_true", help="one JSON line per question")
+    sp.add_argument("--endpoint", metavar="URL",
+                    help="route through a running `dbrouter serve` (postgresql://host:port; password in "
+                         "$PGPASSWORD; default $DBROUTER_ENDPOINT) instead of opening the warehouse here: "
+                         "no model or warehouse loads in this process")
     g = sp.add_mutually_exclusive_group()
     g.add_argument("--llm", action="store_true",
                    help="require the LLM phrase mapper (default: used when DBROUTER_LLM_BASE_URL is set)")

@@ -13,11 +13,13 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from dbrouter.errors import DbrouterError
 from python_udfs.phrases import content_words
+
+if TYPE_CHECKING:  # numpy is imported where the fit and the scores need it: not on a routed question's path
+    import numpy as np
 
 # The order of macro ranker_signal_names().
 SIGNALS = ("database", "table", "column", "example", "example_votes", "semantic", "mapped", "connected",
@@ -163,12 +165,16 @@ def load(path: Path) -> list[RoutedQuestion]:
 
 def matrix(q: RoutedQuestion, names: tuple[str, ...] | None = None) -> np.ndarray:
     """The question's candidates x signals matrix (``names`` default :data:`SIGNALS`)."""
+    import numpy as np
+
     names = names or SIGNALS
     return np.array([[c.signals.get(n, 0.0) for n in names] for c in q.candidates], dtype=float).reshape(-1, len(names))
 
 
 def score(q: RoutedQuestion, weights: dict[str, float]) -> np.ndarray:
     """The ranker score of each candidate of ``q`` under ``weights``."""
+    import numpy as np
+
     names = tuple(weights)
     return matrix(q, names) @ np.array([weights[n] for n in names])
 
@@ -205,6 +211,7 @@ def fit(questions: list[RoutedQuestion], l2: float = 1e-3, steps: int = 500,
     Returns:
         Signal name -> weight on the raw (unstandardised) signal, rounded to 4 digits.
     """
+    import numpy as np
     from scipy.optimize import minimize
 
     names = names or SIGNALS

@@ -346,3 +346,62 @@ def test_extended_protocol_describe_statement_and_no_data(built_kb, tmp_path):
     finally:
         wire.sock.close()
         stop(server)
+
+
+ENDPOINT_PROBE = r"""
+import json, sys
+from dbrouter.cli.main import main
+code = main(sys.argv[1:])
+print(json.dumps({"code": code, "heavy": sorted(m for m in ("duckdb", "numpy", "psycopg", "pyarrow") if m in sys.modules)}))
+"""
+
+
+def test_route_through_the_endpoint_equals_the_local_route(served):
+    """`dbrouter route --endpoint`: the same JSON as routing on the file, in a process that loads
+    neither duckdb, numpy nor psycopg (the cold-CPU path, finding 10 of issue 21)."""
+    import json
+    import sys
+
+    url = f"postgresql://analyst@127.0.0.1:{served['port']}/kb"
+    questions = [SINGERS, "Which courses does the history department offer?", "asdf qwerty"]
+    env = {**os.environ, "PGPASSWORD": PASSWORD, "DBROUTER_EMBEDDER": "hash"}
+    proc = subprocess.run([sys.executable, "-c", ENDPOINT_PROBE, "route", "--endpoint", url, "--json", "--no-llm",
+                           *questions], capture_output=True, text=True, env=env, timeout=120)
+    lines = proc.stdout.strip().splitlines()
+    assert json.loads(lines[-1]) == {"code": 0, "heavy": []}, proc.stderr
+    local = run_cli("route", "--warehouse", str(served["warehouse"]), "--json", "--no-llm", *questions)
+    assert [json.loads(line) for line in lines[:-1]] == [json.loads(line) for line in local.stdout.splitlines()]
+    explained = run_cli("route", "--endpoint", url, "--explain", "--no-llm", SINGERS, env={"PGPASSWORD": PASSWORD})
+    assert "ranker score" in explained.stdout and "sum of signal x weight" in explained.stdout
+
+
+@pytest.mark.parametrize("args, env, message", [
+    (["--endpoint", "postgresql://a:pw@127.0.0.1:{port}"], {}, "holds a password: remove it and set $PGPASSWORD"),
+    (["--endpoint", "http://127.0.0.1:{port}"], {}, "is not a postgresql://host[:port] URL"),
+    (["--endpoint", "postgresql://127.0.0.1:{port}"], {"PGPASSWORD": ""}, "password authentication failed"),
+    (["--endpoint", "postgresql://127.0.0.1:1"], {}, "cannot reach the endpoint at 127.0.0.1:1"),
+    (["--endpoint", "postgresql://127.0.0.1:{port}", "--warehouse", "x.duckdb"], {}, "drop --warehouse"),
+])
+def test_endpoint_errors_are_one_line(served, args, env, message):
+    args = [a.replace("{port}", str(served["port"])) for a in args]
+    proc = run_cli("route", *args, SINGERS, env={"PGPASSWORD": "wrong", **env}, check=False)
+    assert proc.returncode == 2 and message in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+
+
+def test_endpoint_client_types_placeholders_and_errors(served, monkeypatch):
+    from dbrouter.errors import DbrouterError
+    from dbrouter.serve.client import EndpointConnection
+
+    con = EndpointConnection(f"postgresql://127.0.0.1:{served['port']}", password=PASSWORD, timeout=30)
+    try:
+        row = con.execute("select 1::int, 2.5::double, true, NULL, 'a?b', ? || '?', ?, ?",
+                          ["x", 7, None]).fetchall()
+        assert row == [(1, 2.5, True, None, "a?b", "x?", 7, None)]
+        with pytest.raises(DbrouterError, match="failed the statement: .*no_such_table"):
+            con.execute("select * from no_such_table")
+        assert con.execute("select route_query(?)", [SINGERS]).fetchone() == ("singer",)  # the session goes on
+    finally:
+        con.close()
+    monkeypatch.delenv("PGPASSWORD", raising=False)
+    with pytest.raises(DbrouterError, match="requires a password: set \\$PGPASSWORD"):
+        EndpointConnection(f"postgresql://127.0.0.1:{served['port']}")
