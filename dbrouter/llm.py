@@ -73,7 +73,7 @@ class LLMClient:
 
     base_url: str
     model: str = "gpt-4o-mini"
-    api_key: str = "not-needed"
+    api_key: str = field(default="not-needed", repr=False)
     timeout: float = 30.0
     cache_dir: Path = Path(".dbrouter/llm-cache")
     stats: LLMStats = field(default_factory=LLMStats)
@@ -131,7 +131,7 @@ class LLMClient:
         """
         with self._lock:
             if self._down:
-                raise LLMUnavailable(f"LLM at {self.base_url} is not answering ({self._down}); not asked again "
+                raise LLMUnavailable(f"LLM at {self.shown_url} is not answering ({self._down}); not asked again "
                                      "in this command: the rule-based path stands")
             if self.budget is None:
                 return self.timeout
@@ -196,6 +196,18 @@ class LLMClient:
                                     "completion_tokens": done.completion_tokens}))
         return done
 
+    @property
+    def shown_url(self) -> str:
+        """The base URL fit for messages: a password or token in it masked."""
+        from dbrouter.sources.url import redact
+
+        return redact(self.base_url)
+
+    def _scrub(self, text: str) -> str:
+        """``text`` (an error from the client library) without the base URL's credentials or the API key."""
+        text = text.replace(self.base_url, self.shown_url)
+        return text.replace(self.api_key, "***") if self.api_key and len(self.api_key) > 3 else text
+
     def _call(self, messages: list[dict], temperature: float) -> Completion:
         """Ask the endpoint (no cache), counting the call, its tokens and failures in :attr:`stats`."""
         import openai
@@ -212,11 +224,11 @@ class LLMClient:
             with self._lock:
                 self.stats.failures += 1
                 if isinstance(exc, openai.APIConnectionError) and not budget_cut:  # unreachable/timed out
-                    self._down = f"{type(exc).__name__}: {exc}"
+                    self._down = f"{type(exc).__name__}: {self._scrub(str(exc))}"
             if budget_cut:
                 raise LLMUnavailable(f"the LLM time budget of {self.budget:g} s for this command ran out during "
                                      "a call (DBROUTER_LLM_BUDGET): the rest takes the rule-based path") from exc
-            raise LLMUnavailable(f"LLM at {self.base_url} failed ({type(exc).__name__}: {exc}); "
+            raise LLMUnavailable(f"LLM at {self.shown_url} failed ({type(exc).__name__}: {self._scrub(str(exc))}); "
                                  "check DBROUTER_LLM_BASE_URL or unset it to use the rule-based path") from exc
         usage = getattr(resp, "usage", None)
         prompt = int(getattr(usage, "prompt_tokens", 0) or 0)

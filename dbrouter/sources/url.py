@@ -110,17 +110,72 @@ def expand_url(url: str, env: Mapping[str, str] | None = None) -> str:
     return ENV_REF.sub(lambda m: urllib.parse.quote(values[m[1]], safe=""), url)
 
 
-def redact(url: str) -> str:
-    """The URL as written, with a literal password masked (a ``${NAME}`` password is kept)."""
-    try:
-        from sqlalchemy.engine import make_url
+SECRET_PARAM = re.compile(r"pass|pwd|secret|token|credential|api_?key|access_?key", re.IGNORECASE)
+"""Query-string parameters of a URL that carry credentials (``password=``, ``sslpassword=``,
+``private_key_file_pwd=``, ``access_token=``, ``api_key=``, ...): masked in every message, refused
+in a sources file. Paths to key files (``sslkey=``, ``private_key_file=``) and method names
+(``authentication=``) are not secrets."""
 
-        parsed = make_url(url)
-        keep = parsed.password is None or ENV_REF.fullmatch(str(parsed.password)) is not None
-        shown = parsed.render_as_string(hide_password=not keep)
-        return urllib.parse.unquote(shown) if keep and parsed.password is not None else shown
-    except Exception:  # noqa: BLE001 - unparseable: mask whatever stands before the host
-        return re.sub(r"//[^@/]*@", "//***@", url)
+
+def redact(url: str) -> str:
+    """The URL as written, with every literal credential masked: the password of its user info and
+    the value of each :data:`SECRET_PARAM` query parameter (``${NAME}`` references are kept).
+
+    Args:
+        url: a URL (a database URL, an LLM base URL).
+
+    Returns:
+        The URL fit to print, log and store.
+    """
+    base, q, query = url.partition("?")
+    # up to the last '@' before the query: SQLAlchemy ends a password at the first '@' and lets it
+    # hold '/', a person may have meant an unquoted 'p@ss': mask both readings
+    base = re.sub(r"//(.*)@", _mask_userinfo, base, count=1)
+    return base + q + re.sub(r"(^|[&;])([^=&;#]+)=([^&;#]*)", _mask_param, query)
+
+
+def _mask_userinfo(match: re.Match) -> str:
+    user, sep, password = match[1].partition(":")
+    keep = not sep or ENV_REF.fullmatch(urllib.parse.unquote(password)) is not None
+    return f"//{user}{sep}{password if keep else '***'}@"
+
+
+def _mask_param(match: re.Match) -> str:
+    name, value = match[2], match[3]
+    if SECRET_PARAM.search(urllib.parse.unquote(name)) and value and \
+            ENV_REF.fullmatch(urllib.parse.unquote(value)) is None:
+        value = "***"
+    return f"{match[1]}{name}={value}"
+
+
+def literal_secrets(url: str) -> list[str]:
+    """Where a URL holds a credential written out rather than as a ``${NAME}`` reference.
+
+    Reads the URL as SQLAlchemy will (a password may contain ``/``), and its query string.
+
+    Args:
+        url: the URL as written in the sources file.
+
+    Returns:
+        Descriptions (``the password``, ``query parameter password``), empty when it holds none.
+    """
+    from sqlalchemy.engine import make_url
+
+    found = []
+    # SQLAlchemy reads user:password up to the last '@' before the host, '/' included
+    userinfo = re.match(r"^[^:/]+://(.*)@[^@]*$", url.split("?", 1)[0])
+    if userinfo and ":" in userinfo[1] and not ENV_REF.fullmatch(userinfo[1].split(":", 1)[1]):
+        found.append("the password")
+    try:
+        parsed = make_url(ENV_REF.sub("ENVREF", url))
+        query = {k: v for k, v in parsed.query.items()}
+    except Exception:  # noqa: BLE001 - an unparseable URL fails later, with its own message
+        query = dict(urllib.parse.parse_qsl(url.partition("?")[2]))
+    for name, value in query.items():
+        values = value if isinstance(value, tuple) else (value,)
+        if SECRET_PARAM.search(name) and any(v and v != "ENVREF" and not ENV_REF.fullmatch(v) for v in values):
+            found.append(f"query parameter {name}")
+    return found
 
 
 def _matches(name: str, patterns: tuple[str, ...]) -> bool:
@@ -430,11 +485,11 @@ def _url_spec(entry: dict[str, Any], where: str) -> SourceSpec:
         raise SourcesConfigError(f"{where}: unknown setting(s) {', '.join(unknown)} for type url; "
                                  f"known: {', '.join(URL_SETTINGS)}")
     url = required_text(entry, "url", where)
-    userinfo = re.match(r"^[^:/]+://([^@/]*)@", url)
-    password = userinfo[1].split(":", 1)[1] if userinfo and ":" in userinfo[1] else None
-    if password is not None and not re.fullmatch(r"\$\{[A-Za-z_][A-Za-z0-9_]*\}", password):
-        raise SourcesConfigError(f"{where}: the `url` holds a password: never write secrets in the sources file; "
-                                 "put it in an environment variable and write `user:${PG_PASSWORD}@host`")
+    secrets = literal_secrets(url)
+    if secrets:
+        raise SourcesConfigError(f"{where}: the `url` holds a secret ({', '.join(secrets)}): never write secrets in "
+                                 "the sources file; put each in an environment variable and write "
+                                 "`user:${PG_PASSWORD}@host` (or `?password=${PG_PASSWORD}`)")
     per_schema = entry.get("per_schema", False)
     if not isinstance(per_schema, bool):
         raise SourcesConfigError(f"{where}: `per_schema` must be true or false, got {per_schema!r}")

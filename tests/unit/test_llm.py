@@ -28,6 +28,19 @@ def test_unreachable_server_is_a_clear_error(tmp_path):
         llm.complete("s", "u")
 
 
+def test_credentials_in_the_base_url_never_reach_a_message(tmp_path):
+    """Issue 22 finding 5: the LLM base URL's user info and token were printed in full."""
+    llm = LLMClient(base_url="http://svc:pw-in-url@127.0.0.1:9/v1?api_key=tok-in-query", model="m", timeout=2,
+                    api_key="sk-the-api-key", cache_dir=tmp_path / "cache")
+    for _ in range(2):  # the failing call, then the "not answering" refusal
+        with pytest.raises(LLMUnavailable) as caught:
+            llm.complete("s", "u")
+        text = str(caught.value)
+        assert "127.0.0.1:9" in text and "svc:***@" in text
+        assert not any(secret in text for secret in ("pw-in-url", "tok-in-query", "sk-the-api-key"))
+    assert "sk-the-api-key" not in repr(llm)
+
+
 def test_slow_and_failing_answers(tmp_path):
     def responder(system, user):
         if user == "slow":

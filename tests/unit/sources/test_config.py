@@ -71,7 +71,9 @@ def test_url_sources_parse_and_refuse_literal_passwords(tmp_path):
     assert first.server.exclude_tables == ("*_tmp",) and first.server.per_schema
     assert second.server.databases == ("crm", "billing") and second.id is None
     for body, message in [
-        ("{type: url, url: 'postgresql://reader:hunter2@h/db'}", "holds a password"),
+        ("{type: url, url: 'postgresql://reader:hunter2@h/db'}", "holds a secret \\(the password\\)"),
+        ("{type: url, url: 'postgresql://reader@h/db?password=hunter2'}", "holds a secret \\(query parameter password"),
+        ("{type: url, url: 'postgresql://reader:hun/ter2@h/db'}", "holds a secret \\(the password\\)"),
         ("{type: url, url: 'postgresql://h/db', password: x}", "unknown setting"),
         ("{type: url, url: 'postgresql://h/db', per_schema: 'yes'}", "per_schema"),
         ("{type: url, url: 'postgresql://h/db', schemas: public}", "list of names"),

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from dbrouter.errors import SourceError
-from dbrouter.sources.url import ServerSource, expand_url, read_server, redact, sample_query, session_guards
+from dbrouter.sources.url import ServerSource, expand_url, literal_secrets, read_server, redact, sample_query, session_guards
 
 
 def test_expand_url_quotes_values_and_names_missing_variables():
@@ -22,6 +22,32 @@ def test_redact_keeps_references_and_masks_literal_passwords():
     assert redact("postgresql://reader:${PW}@h/db") == "postgresql://reader:${PW}@h/db"
     assert redact("mysql+pymysql://root:hunter2@h:3306/db") == "mysql+pymysql://root:***@h:3306/db"
     assert "hunter2" not in redact("not a url://root:hunter2@h/db")
+
+
+@pytest.mark.parametrize("url, shown", [
+    # issue 22 finding 5: a password in the query string or holding '/' or '@' was shown in full
+    ("postgresql://reader@h/db?password=hunter2&sslmode=require", "postgresql://reader@h/db?password=***&sslmode=require"),
+    ("postgresql://reader:hun/ter2@h/db", "postgresql://reader:***@h/db"),
+    ("postgresql://reader:hun@ter2@h/db", "postgresql://reader:***@h/db"),
+    ("snowflake://me@acct/db?private_key_file_pwd=abc&warehouse=w", "snowflake://me@acct/db?private_key_file_pwd=***&warehouse=w"),
+    ("http://user:sk-tok@127.0.0.1:8000/v1", "http://user:***@127.0.0.1:8000/v1"),
+    ("http://127.0.0.1:8000/v1?api_key=sk-123", "http://127.0.0.1:8000/v1?api_key=***"),
+    ("mysql://reader@h/db?passwd=${PW}", "mysql://reader@h/db?passwd=${PW}"),
+])
+def test_redact_masks_every_credential(url, shown):
+    assert redact(url) == shown
+
+
+@pytest.mark.parametrize("url, found", [
+    ("postgresql://reader@h/db?password=hunter2", ["query parameter password"]),
+    ("postgresql://reader:hun/ter2@h/db", ["the password"]),
+    ("mssql+pyodbc://u@dsn?pwd=x&authentication=ActiveDirectoryPassword", ["query parameter pwd"]),
+    ("postgresql://u@h/db?sslkey=/etc/k.pem&sslcert=/etc/c.pem", []),
+    ("postgresql://reader:${PW}@h/db?sslpassword=${KEYPW}&sslmode=require", []),
+    ("postgresql://reader@h/db", []),
+])
+def test_literal_secrets_reads_the_url_as_sqlalchemy_does(url, found):
+    assert literal_secrets(url) == found
 
 
 def _compiled(dialect) -> str:
