@@ -18,7 +18,9 @@ read-only statement, and the vote is by normalised SQL text (``text``).
 
 from __future__ import annotations
 
+import os
 import re
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -201,14 +203,39 @@ def transpile(sql: str, read: str, write: str) -> str:
     return out[0]
 
 
-def _check(target, sql: str, dialect: str, timeout: float) -> tuple[str, Any, str | None]:
-    """Run (or, without a target, only check) one SQL: (run_sql, result, problem or None)."""
+SQL_BUDGET = 120.0
+"""Seconds all executions of one question's candidates may take together (``$DBROUTER_ASK_SQL_BUDGET``);
+each execution also stops at its own timeout. The LLM calls have their own budget (``DBROUTER_LLM_BUDGET``)."""
+
+
+def sql_budget() -> float:
+    """:data:`SQL_BUDGET`, or ``$DBROUTER_ASK_SQL_BUDGET`` when set to a positive number of seconds."""
+    raw = os.environ.get("DBROUTER_ASK_SQL_BUDGET", "").strip()
+    try:
+        value = float(raw) if raw else SQL_BUDGET
+    except ValueError:
+        value = 0.0
+    if not value > 0:
+        from dbrouter.errors import DbrouterError
+
+        raise DbrouterError(f"DBROUTER_ASK_SQL_BUDGET must be a positive number of seconds, not {raw!r}")
+    return value
+
+
+def _check(target, sql: str, dialect: str, timeout: float, deadline: float | None = None
+           ) -> tuple[str, Any, str | None]:
+    """Run (or, without a target, only check) one SQL: (run_sql, result, problem or None); the run
+    stops at ``timeout`` or at ``deadline`` (``time.monotonic()``), whichever comes first."""
 
     try:
         run_sql = transpile(sql, dialect, target.dialect if target is not None else dialect)
         if target is None:
             check_read_only(run_sql, dialect)
             return run_sql, None, None
+        left = timeout if deadline is None else min(timeout, deadline - time.monotonic())
+        if left <= 0:
+            return run_sql, None, "the question's SQL time budget (DBROUTER_ASK_SQL_BUDGET) is spent"
+        timeout = left
         result = execute(target, run_sql, timeout=timeout)
     except UnsafeSQL as exc:
         return sql, None, str(exc)
@@ -222,7 +249,8 @@ def _check(target, sql: str, dialect: str, timeout: float) -> tuple[str, Any, st
 
 
 def run_candidate(llm: LLMClient, gen: Generation, target, messages: list[dict], index: int, dialect: str,
-                  repair_turns: int, temperature: float, timeout: float = 30.0) -> Candidate:
+                  repair_turns: int, temperature: float, timeout: float = 30.0,
+                  deadline: float | None = None) -> Candidate:
     """Sample one candidate and repair it with execution feedback.
 
     Args:
@@ -235,6 +263,7 @@ def run_candidate(llm: LLMClient, gen: Generation, target, messages: list[dict],
         repair_turns: how many times a failure is sent back.
         temperature: sampling temperature.
         timeout: seconds per execution.
+        deadline: ``time.monotonic()`` after which no SQL runs (the question's budget), or None.
 
     Returns:
         The :class:`Candidate` (``error`` set when it still fails).
@@ -253,9 +282,9 @@ def run_candidate(llm: LLMClient, gen: Generation, target, messages: list[dict],
         sql, problem = parse_sql(done.text)
         if sql is not None:
             cand.sql = sql
-            cand.run_sql, cand.result, problem = _check(target, sql, dialect, timeout)
+            cand.run_sql, cand.result, problem = _check(target, sql, dialect, timeout, deadline)
         cand.error = problem
-        if problem is None:
+        if problem is None or (deadline is not None and time.monotonic() >= deadline):
             return cand
         convo += [{"role": "assistant", "content": done.text}, {"role": "user", "content": _feedback(problem)}]
     return cand
@@ -369,7 +398,7 @@ def generate_sql(llm: LLMClient, target, question: str, schema_text: str, statem
         n: candidates to sample (>= 1).
         repair_turns: repair turns per candidate (>= 0).
         temperature: sampling temperature.
-        timeout: seconds per execution.
+        timeout: seconds per execution; all executions together stop at :func:`sql_budget`.
 
     Returns:
         The :class:`Generation`; ``sql`` None (with notes) when every candidate failed.
@@ -386,9 +415,14 @@ def generate_sql(llm: LLMClient, target, question: str, schema_text: str, statem
     if target is None:
         gen.notes.append("no executable source for this database: candidates were not run, the vote is by "
                          "normalised SQL text")
+    deadline = time.monotonic() + sql_budget()
     for index in range(n):
+        if time.monotonic() >= deadline:
+            gen.notes.append(f"the question's SQL time budget of {sql_budget():g} s (DBROUTER_ASK_SQL_BUDGET) was "
+                             f"spent after {index} of {n} candidates")
+            break
         gen.candidates.append(run_candidate(llm, gen, target, messages, index, dialect, repair_turns, temperature,
-                                            timeout))
+                                            timeout, deadline))
     gen.groups = vote_groups(gen.candidates, target, dialect)
     if not gen.groups:
         reasons = sorted({c.error or "no SQL" for c in gen.candidates})

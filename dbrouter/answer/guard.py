@@ -187,6 +187,10 @@ def _unparseable_reason(sql: str, dialect: str, exc: Exception) -> str:
     return f"cannot parse: {message}"
 
 
+MAX_SQL_CHARS = 200_000
+"""The longest statement checked (and so run): ``ask``'s generated SQL and every endpoint query."""
+
+
 def check_read_only(sql: str, dialect: str) -> str:
     """Return the single read-only statement in ``sql`` or raise :class:`UnsafeSQL`.
 
@@ -203,17 +207,30 @@ def check_read_only(sql: str, dialect: str) -> str:
             file-path table reference; ``reason`` names what was found.
         DbrouterError: ``dialect`` is not one of :data:`DIALECTS`.
     """
-    from sqlglot import exp
     from sqlglot.errors import SqlglotError
 
     if dialect not in DIALECTS:
         raise DbrouterError(f"unknown SQL dialect {dialect!r}: use one of {', '.join(DIALECTS)}")
     if not isinstance(sql, str) or not sql.strip():
         raise UnsafeSQL("empty SQL (no statement given)")
+    if len(sql) > MAX_SQL_CHARS:  # parsing time grows faster than the text: 1 MB took 86 s
+        raise UnsafeSQL(f"the statement is {len(sql):,} characters long; at most {MAX_SQL_CHARS:,} are checked")
     try:
         statements = _parse(sql, dialect)
     except SqlglotError as exc:
         raise UnsafeSQL(_unparseable_reason(sql, dialect, exc)) from None
+    except RecursionError:
+        raise UnsafeSQL("the statement is nested too deeply to check") from None
+    try:
+        return _check_statements(statements, sql, dialect)
+    except RecursionError:
+        raise UnsafeSQL("the statement is nested too deeply to check") from None
+
+
+def _check_statements(statements: list, sql: str, dialect: str) -> str:
+    """The checks of :func:`check_read_only` on the parsed statements."""
+    from sqlglot import exp
+
     if not statements:
         raise UnsafeSQL("empty SQL (only comments or semicolons)")
     if len(statements) > 1:

@@ -81,16 +81,46 @@ def _sqlite_authorizer(action: int, arg1, arg2, _db, _trigger) -> int:
     return sqlite3.SQLITE_OK
 
 
+RESULT_BYTES = 16 * 1024 * 1024
+"""Text kept of one result, all cells together: past it rows are counted, not kept (``truncated``)."""
+CELL_CHARS_KEPT = 64 * 1024
+"""Characters (bytes for binary) kept of one cell; longer values are cut, ending in ``...[N chars]``."""
+
+
+def _kept(value):
+    """``value`` with text or bytes longer than :data:`CELL_CHARS_KEPT` cut (a marker says how long it was)."""
+    if isinstance(value, str) and len(value) > CELL_CHARS_KEPT:
+        return f"{value[:CELL_CHARS_KEPT]}...[{len(value):,} chars]"
+    if isinstance(value, (bytes, bytearray, memoryview)) and len(value) > CELL_CHARS_KEPT:
+        return bytes(value[:CELL_CHARS_KEPT])
+    return value
+
+
+def _size(row: tuple) -> int:
+    return sum(len(v) if isinstance(v, (str, bytes, bytearray)) else 16 for v in row)
+
+
 def _collect(cursor, result: QueryResult, row_cap: int) -> None:
-    """Fetch ``cursor`` in batches: keep ``row_cap`` rows, count up to ``COUNT_FACTOR * row_cap``."""
+    """Fetch ``cursor`` in batches: keep ``row_cap`` rows and :data:`RESULT_BYTES` of text (cells cut
+    at :data:`CELL_CHARS_KEPT`), count up to ``COUNT_FACTOR * row_cap``.
+
+    The first row comes alone and sets the batch size, so a query of huge cells holds a few of
+    them at a time, not a batch of :data:`BATCH`.
+    """
     limit = COUNT_FACTOR * max(row_cap, 1)
+    kept_bytes, size = 0, 1
     while True:
-        batch = cursor.fetchmany(BATCH)
+        batch = cursor.fetchmany(min(size, limit - result.total_rows))
         if not batch:
             break
-        room = row_cap - len(result.rows)
-        if room > 0:
-            result.rows.extend(tuple(r) for r in batch[:room])
+        widest = max(_size(tuple(r)) for r in batch)
+        size = max(1, min(BATCH, RESULT_BYTES // max(widest * 4, 1)))
+        for row in batch:
+            if len(result.rows) >= row_cap or kept_bytes >= RESULT_BYTES:
+                break
+            kept = tuple(_kept(v) for v in row)
+            kept_bytes += _size(kept)
+            result.rows.append(kept)
         result.total_rows += len(batch)
         if result.total_rows >= limit:
             result.total_capped = cursor.fetchmany(1) != []

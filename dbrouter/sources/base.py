@@ -20,7 +20,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
+import threading
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,6 +32,80 @@ from typing import Any, ClassVar, Protocol
 from dbrouter.errors import DbrouterError, SourcesConfigError
 
 SAMPLE_SCAN_ROWS = 10000
+INGEST_STATEMENT_SECONDS = 30.0
+"""One count or sample query of a file source (``$DBROUTER_INGEST_STATEMENT_TIMEOUT``): a view that
+never ends (an unbounded recursive CTE) is stopped and keeps its columns, without count or samples."""
+INGEST_DATABASE_SECONDS = 300.0
+"""All count and sample queries of one file database (``$DBROUTER_INGEST_DATABASE_TIMEOUT``); the
+tables after it keep their columns only."""
+
+
+def _env_seconds(name: str, default: float) -> float:
+    raw = os.environ.get(name, "").strip()
+    try:
+        value = float(raw) if raw else default
+    except ValueError:
+        value = 0.0
+    if not value > 0:
+        raise SourcesConfigError(f"{name} must be a positive number of seconds, not {raw!r}")
+    return value
+
+
+class QueryClock:
+    """The time bounds of one database's ingest queries (a statement's and the database's).
+
+    Call :meth:`start` before each bounded query; the engine stops the query when :meth:`expired`
+    turns true (SQLite: a progress handler; DuckDB: :meth:`watch` interrupts it).
+    """
+
+    def __init__(self) -> None:
+        self.statement_seconds = _env_seconds("DBROUTER_INGEST_STATEMENT_TIMEOUT", INGEST_STATEMENT_SECONDS)
+        self.database_seconds = _env_seconds("DBROUTER_INGEST_DATABASE_TIMEOUT", INGEST_DATABASE_SECONDS)
+        self.database_deadline = time.monotonic() + self.database_seconds
+        self.deadline = float("inf")
+        self.fired = False
+        """The last bounded query was stopped for time (its error is the engine's interruption)."""
+
+    def start(self) -> None:
+        """A bounded query starts now."""
+        self.fired = False
+        self.deadline = min(time.monotonic() + self.statement_seconds, self.database_deadline)
+
+    def stop(self) -> None:
+        """The bounded query ended."""
+        self.deadline = float("inf")
+
+    def over(self) -> bool:
+        """Whether the running query is over its time (then :attr:`fired` is set and the clock stops)."""
+        if time.monotonic() > self.deadline:
+            self.fired, self.deadline = True, float("inf")
+            return True
+        return False
+
+    def exhausted(self) -> bool:
+        """The database's time is spent."""
+        return time.monotonic() > self.database_deadline
+
+    def why(self) -> str:
+        """Why a query was stopped, for an issue."""
+        if self.exhausted():
+            return (f"stopped: reading this database's counts and samples took over {self.database_seconds:g} s "
+                    "(DBROUTER_INGEST_DATABASE_TIMEOUT)")
+        return (f"stopped after {self.statement_seconds:g} s (DBROUTER_INGEST_STATEMENT_TIMEOUT): a view that "
+                "never ends, or a table too large to scan")
+
+    def watch(self, interrupt: Callable[[], None], every: float = 0.1):
+        """A daemon thread calling ``interrupt`` when a query is over its time; ``.set()`` the returned
+        event to end it."""
+        done = threading.Event()
+
+        def _loop() -> None:
+            while not done.wait(every):
+                if self.over():
+                    interrupt()
+
+        threading.Thread(target=_loop, daemon=True, name="dbrouter-ingest-clock").start()
+        return done
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ from dbrouter.sources.base import (
     FileSource,
     ForeignKey,
     Issue,
+    QueryClock,
     SourceSpec,
     TableInfo,
     digest,
@@ -26,15 +27,21 @@ from dbrouter.sources.base import (
     sample_values,
 )
 
+SOURCE_MEMORY_LIMIT = "2GB"
+"""DuckDB's memory for one opened source file (``$DBROUTER_SOURCE_MEMORY_LIMIT`` overrides; DuckDB's
+own default is 80% of the machine's RAM)."""
+
 
 def open_duckdb_source(path: str | Path):
-    """Open a DuckDB file that someone else wrote: read-only, no file or network access, locked.
+    """Open a DuckDB file that someone else wrote: read-only, no file or network access, bounded, locked.
 
     A source file is untrusted: its views run whatever SQL its author wrote, e.g.
     ``read_text('/proc/self/environ')``. External access (files, URLs, ATTACH, COPY) and extension
     installing/autoloading are off and the configuration is locked, so no view can turn them back
-    on; evaluating such a view fails instead of reading the file. Every reader of a DuckDB source
-    (introspection, the refresh fingerprint, ``ask``'s runner) opens it here.
+    on; evaluating such a view fails instead of reading the file. Memory is capped at
+    :data:`SOURCE_MEMORY_LIMIT` and nothing spills to disk (DuckDB would write ``<file>.tmp/`` next
+    to the source): a query that needs more fails with DuckDB's out-of-memory error. Every reader
+    of a DuckDB source (introspection, the refresh fingerprint, ``ask``'s runner) opens it here.
 
     Args:
         path: the DuckDB file.
@@ -43,14 +50,19 @@ def open_duckdb_source(path: str | Path):
         A ``duckdb.DuckDBPyConnection``.
 
     Raises:
-        duckdb.Error: the file cannot be opened (missing, locked for writing, not DuckDB).
+        duckdb.Error: the file cannot be opened (missing, locked for writing, not DuckDB), or
+            ``$DBROUTER_SOURCE_MEMORY_LIMIT`` is not a DuckDB memory size.
     """
+    import os
+
     import duckdb
 
-    config = {"enable_external_access": False, "autoinstall_known_extensions": False,
-              "autoload_known_extensions": False}
+    config = {"autoinstall_known_extensions": False, "autoload_known_extensions": False,
+              "memory_limit": os.environ.get("DBROUTER_SOURCE_MEMORY_LIMIT") or SOURCE_MEMORY_LIMIT}
     con = duckdb.connect(str(path), read_only=True, config=config)  # ty: ignore[invalid-argument-type] - duckdb takes booleans
     try:
+        # in this order: no temp directory can be set once external access is off
+        con.execute("SET temp_directory=''")
         con.execute("SET enable_external_access=false")
         con.execute("SET lock_configuration=true")
     except Exception:
@@ -71,6 +83,16 @@ def read_duckdb(spec: SourceSpec, db_id: str, n_samples: int, chars: int) -> Dat
     except Exception as exc:  # duckdb raises several error classes here
         raise SourceError(db_id, f"cannot open {path} as DuckDB: {exc}") from exc
     snap = DatabaseSnapshot(db_id, "duckdb", str(path), spec.description)
+    clock = QueryClock()
+    watching = clock.watch(con.interrupt)
+
+    def fetch(sql: str) -> list[tuple]:
+        clock.start()
+        try:
+            return con.execute(sql).fetchall()
+        finally:
+            clock.stop()
+
     try:
         tables = con.execute(
             "SELECT schema_name, table_name, comment, 'table' FROM duckdb_tables() "
@@ -82,30 +104,36 @@ def read_duckdb(spec: SourceSpec, db_id: str, n_samples: int, chars: int) -> Dat
             "referenced_table, referenced_column_names FROM duckdb_constraints() "
             "WHERE database_name = current_database() AND constraint_type IN ('PRIMARY KEY', 'FOREIGN KEY')").fetchall()
         qual = lambda s, t: t if s == "main" else f"{s}.{t}"  # noqa: E731
+
         pk_cols = {(qual(s, t), c) for s, t, kind, cols, _rt, _rc in cons if kind == "PRIMARY KEY" for c in cols}
         for schema, tname, comment, kind in tables:
             name = qual(schema, tname)
             table = TableInfo(name, label_of(tname), description=comment or None, kind=kind)
             rel = f"{quote_ident(schema)}.{quote_ident(tname)}"
+            cols = con.execute(
+                "SELECT column_name, column_index, data_type, comment FROM duckdb_columns() "
+                "WHERE database_name = current_database() AND schema_name = ? AND table_name = ? "
+                "ORDER BY column_index", [schema, tname]).fetchall()
+            table.columns = [ColumnInfo(cname, label_of(cname), int(idx), str(dtype).lower(),
+                                        (name, cname) in pk_cols, ccomment or None)
+                             for cname, idx, dtype, ccomment in cols]
             try:
-                table.row_count = con.execute(f"SELECT count(*) FROM {rel}").fetchall()[0][0]
-                cols = con.execute(
-                    "SELECT column_name, column_index, data_type, comment FROM duckdb_columns() "
-                    "WHERE database_name = current_database() AND schema_name = ? AND table_name = ? "
-                    "ORDER BY column_index", [schema, tname]).fetchall()
-                fetch = lambda sql: con.execute(sql).fetchall()  # noqa: E731
-                for cname, idx, dtype, ccomment in cols:
-                    col = ColumnInfo(cname, label_of(cname), int(idx), str(dtype).lower(),
-                                     (name, cname) in pk_cols, ccomment or None)
-                    col.samples = sample_values(fetch, rel, cname, n_samples, chars)
-                    table.columns.append(col)
+                if not clock.exhausted():
+                    table.row_count = fetch(f"SELECT count(*) FROM {rel}")[0][0]
+                    for col in table.columns:
+                        col.samples = sample_values(fetch, rel, col.name, n_samples, chars)
             except duckdb.Error as exc:
-                # A view over read_text()/read_blob()/a URL fails here: that is the guard working.
-                snap.issues.append(Issue(db_id, name, "warning", f"{kind} skipped: it cannot be read with file and "
-                                         f"network access off, as sources are opened "
-                                         f"({' '.join(str(exc).split())[:300]})"))
-                continue
+                if not clock.fired:
+                    # A view over read_text()/read_blob()/a URL fails here: that is the guard working.
+                    snap.issues.append(Issue(db_id, name, "warning", f"{kind} skipped: it cannot be read with file "
+                                             f"and network access off, as sources are opened "
+                                             f"({' '.join(str(exc).split())[:300]})"))
+                    continue
+                snap.issues.append(Issue(db_id, name, "warning", f"{kind} kept without count or all samples: "
+                                         f"{clock.why()}"))
             snap.tables.append(table)
+        if clock.exhausted():
+            snap.issues.append(Issue(db_id, None, "warning", f"some tables have no count or samples: {clock.why()}"))
         for schema, tname, kind, cols, ref_table, ref_cols in cons:
             if kind == "FOREIGN KEY":
                 for c, rc in zip(cols, ref_cols or []):
@@ -113,6 +141,7 @@ def read_duckdb(spec: SourceSpec, db_id: str, n_samples: int, chars: int) -> Dat
     except duckdb.Error as exc:
         raise SourceError(db_id, f"cannot read {path} as DuckDB: {' '.join(str(exc).split())}") from exc
     finally:
+        watching.set()
         con.close()
     return snap
 

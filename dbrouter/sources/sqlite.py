@@ -18,6 +18,7 @@ from dbrouter.sources.base import (
     FileSource,
     ForeignKey,
     Issue,
+    QueryClock,
     SourceSpec,
     TableInfo,
     digest,
@@ -77,28 +78,52 @@ def read_sqlite(spec: SourceSpec, db_id: str, n_samples: int, chars: int) -> Dat
         snap.issues.append(Issue(db_id, None, "warning", f"{wal.name} exists beside the file: changes not yet "
                                  "checkpointed into it are not read (sources are read immutable); close the "
                                  "writing application or run PRAGMA wal_checkpoint, then ingest again"))
-    fetch = lambda sql: con.execute(sql).fetchall()  # noqa: E731
+    clock = QueryClock()
+    con.set_progress_handler(lambda: 1 if clock.over() else 0, 10000)
+
+    def fetch(sql: str) -> list[tuple]:
+        clock.start()
+        try:
+            return con.execute(sql).fetchall()
+        finally:
+            clock.stop()
+
     try:
         for name, kind in names:
             table = TableInfo(name, label_of(name), kind=kind)
             try:
                 info = con.execute(f"PRAGMA table_info({quote_ident(name)})").fetchall()
-                table.row_count = con.execute(f"SELECT count(*) FROM {quote_ident(name)}").fetchall()[0][0]
             except sqlite3.DatabaseError as exc:
                 snap.issues.append(Issue(db_id, name, "warning", f"cannot read table: {exc}"))
                 continue
+            slow = clock.exhausted()
+            if not slow:
+                try:
+                    table.row_count = fetch(f"SELECT count(*) FROM {quote_ident(name)}")[0][0]
+                except sqlite3.DatabaseError as exc:
+                    if not clock.fired:
+                        snap.issues.append(Issue(db_id, name, "warning", f"cannot read table: {exc}"))
+                        continue
+                    slow = True
+                    snap.issues.append(Issue(db_id, name, "warning", f"{kind} kept without count or samples: "
+                                             f"{clock.why()}"))
             for cid, cname, ctype, _notnull, _default, pk in info:
                 col = ColumnInfo(cname, label_of(cname), cid + 1, (ctype or "").lower() or "text", bool(pk))
-                try:
-                    col.samples = sample_values(fetch, quote_ident(name), cname, n_samples, chars)
-                except sqlite3.DatabaseError as exc:
-                    snap.issues.append(Issue(db_id, f"{name}.{cname}", "warning", f"no samples: {exc}"))
+                if not slow:
+                    try:
+                        col.samples = sample_values(fetch, quote_ident(name), cname, n_samples, chars)
+                    except sqlite3.DatabaseError as exc:
+                        slow = clock.fired
+                        snap.issues.append(Issue(db_id, f"{name}.{cname}", "warning",
+                                                 f"no samples: {clock.why() if slow else exc}"))
                 table.columns.append(col)
             try:
                 snap.foreign_keys.extend(_sqlite_foreign_keys(con, name))
             except sqlite3.DatabaseError as exc:
                 snap.issues.append(Issue(db_id, name, "warning", f"foreign keys not read: {exc}"))
             snap.tables.append(table)
+        if clock.exhausted():
+            snap.issues.append(Issue(db_id, None, "warning", f"some tables have no count or samples: {clock.why()}"))
     except sqlite3.Error as exc:
         raise SourceError(db_id, f"cannot read {path} as SQLite: {exc}") from exc
     finally:

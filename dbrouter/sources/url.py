@@ -47,6 +47,7 @@ SAMPLE_SCAN_ROWS = 10000
 COUNT_CAP = 100000  # tables are counted up to this many rows; a larger count is stored as NULL
 STATEMENT_TIMEOUT_MS = 10000
 CONNECT_TIMEOUT_S = 10
+READ_TIMEOUT_S = 120  # a server that stops answering (the statement timeouts are shorter)
 
 
 def session_guards(dialect: str, timeout_ms: int = STATEMENT_TIMEOUT_MS) -> tuple[str, ...]:
@@ -262,9 +263,12 @@ def _connect_args(url: Any) -> dict[str, Any]:
 
     backend = make_url(url).get_backend_name()
     if backend == "postgresql":
-        return {"connect_timeout": CONNECT_TIMEOUT_S}
+        # a server that stops answering mid-query: unacknowledged data or dead keepalives end the
+        # connection (the statement timeout is the server's own and needs a live server)
+        return {"connect_timeout": CONNECT_TIMEOUT_S, "keepalives": 1, "keepalives_idle": 30,
+                "keepalives_interval": 10, "keepalives_count": 3, "tcp_user_timeout": READ_TIMEOUT_S * 1000}
     if backend in ("mysql", "mariadb"):
-        return {"connect_timeout": CONNECT_TIMEOUT_S}
+        return {"connect_timeout": CONNECT_TIMEOUT_S, "read_timeout": READ_TIMEOUT_S, "write_timeout": READ_TIMEOUT_S}
     return {}
 
 

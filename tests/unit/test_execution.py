@@ -367,3 +367,44 @@ def test_target_for_on_the_demo_kb(kb_con):
     assert headphones.kind == "duckdb" and execute(headphones, "SELECT 1 AS one").rows == [(1,)]
     with pytest.raises(NoDataSource, match="college_3"):
         target_for(kb_con, "college_3")
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_deep_and_huge_statements_are_refusals_not_crashes(dialect):
+    """Issue 22 finding 6: 5,000-deep SQL raised RecursionError out of the check (an `ask`
+    traceback); a 1 MB statement spent 86 s in it."""
+    with pytest.raises(UnsafeSQL, match="nested too deeply"):
+        check_read_only("SELECT " + "(" * 5000 + "1" + ")" * 5000, dialect)
+    started = time.monotonic()
+    with pytest.raises(UnsafeSQL, match="characters long; at most 200,000"):
+        check_read_only("SELECT 1 AS a" + ", 1 AS a" * 130_000, dialect)
+    assert time.monotonic() - started < 1
+
+
+@pytest.mark.parametrize("kind", DIALECTS)
+def test_result_bytes_are_bounded(kind, dbs):
+    """A 200 MB cell became 1.26 GB of memory and 266 MB of output: cells are cut, and the kept
+    text of a result is bounded, rows past it counted."""
+    from dbrouter.answer.runners import CELL_CHARS_KEPT, RESULT_BYTES
+
+    big = execute(dbs[kind], "SELECT a, printf('%.3000000c', 'x') AS s FROM t WHERE a < 2" if kind == "sqlite" else
+                  "SELECT a, repeat('x', 3000000) AS s FROM t WHERE a < 2")
+    assert big.ok and big.total_rows == 2 and len(big.rows) == 2
+    assert all(len(r[1]) < CELL_CHARS_KEPT + 30 and r[1].endswith("...[3,000,000 chars]") for r in big.rows)
+    wide = execute(dbs[kind], "SELECT a, printf('%.60000c', 'y') FROM t" if kind == "sqlite" else
+                   "SELECT a, repeat('y', 60000) FROM t", row_cap=1000)
+    kept = sum(len(r[1]) for r in wide.rows)
+    assert wide.ok and wide.total_rows == ROWS and wide.truncated
+    assert RESULT_BYTES <= kept + 60_016 and kept <= RESULT_BYTES + 60_016 and len(wide.rows) < 1000
+
+
+def test_duckdb_source_memory_is_bounded_and_nothing_spills_next_to_it(dbs, monkeypatch):
+    """DuckDB allowed 80% of RAM (one answer took `ask` to 6.6 GB) and spilled to <file>.tmp."""
+    monkeypatch.setenv("DBROUTER_SOURCE_MEMORY_LIMIT", "64MB")
+    path = dbs["duckdb"].path
+    result = execute(dbs["duckdb"], "SELECT count(*) FROM (SELECT i, repeat('x', 500) AS s FROM range(2000000) r(i) "
+                                    "ORDER BY s, i DESC)", timeout=60)
+    assert not result.ok and "Out of Memory" in (result.error or "")
+    assert not Path(str(path) + ".tmp").exists()
+    setting = run_duckdb(path, "SELECT current_setting('memory_limit'), current_setting('temp_directory')", 5, 5)
+    assert setting.rows and setting.rows[0][1] == "" and setting.rows[0][0].startswith("6")

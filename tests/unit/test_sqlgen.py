@@ -49,10 +49,12 @@ def test_complete_is_chat_at_temperature_zero_and_shares_its_cache(tmp_path):
 
 import hashlib  # noqa: E402
 import sqlite3  # noqa: E402
+import time  # noqa: E402
 
 import pytest  # noqa: E402
 
 from dbrouter.answer.generate import generate_sql, parse_sql, transpile  # noqa: E402
+from dbrouter.errors import DbrouterError  # noqa: E402
 from dbrouter.sources.base import Target  # noqa: E402
 
 SCHEMA = "# Table: pet\n[(pet_id:INTEGER, Primary Key), (species:TEXT), (age:INTEGER)]"
@@ -265,3 +267,22 @@ def test_three_way_tie_with_malformed_and_tied_comparisons(tmp_path):
     # pairs (0,1) asked twice (malformed first), (0,2), (1,2): candidate 1 wins both of its comparisons
     assert len(comparisons) == 4 and gen.decided_by == "pairwise"
     assert gen.sql == GOOD and gen.groups[0] == [1] and gen.llm_calls == 3 + 4
+
+
+SLOW = ("WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM r) "
+        "SELECT count(*) FROM r JOIN pet ON pet.pet_id = r.i % 5")
+
+
+def test_a_looping_llm_and_slow_sql_stop_at_the_question_budget(tmp_path, monkeypatch):
+    """Issue 22 finding 6: 5 candidates x 4 turns x 30 s let one question run ~10 minutes."""
+    monkeypatch.setenv("DBROUTER_ASK_SQL_BUDGET", "2.5")
+    with FakeLLM(lambda messages: _fence(SLOW), conversation=True) as fake:
+        started = time.monotonic()
+        _, gen = _generate(fake, tmp_path, _pets(tmp_path), n=5, repair_turns=3, timeout=1.0)
+        spent = time.monotonic() - started
+    assert spent < 8, spent  # 20 executions of 1 s each without the budget
+    assert gen.sql is None and len(gen.candidates) < 5
+    assert any("SQL time budget of 2.5 s" in note for note in gen.notes), gen.notes
+    monkeypatch.setenv("DBROUTER_ASK_SQL_BUDGET", "soon")
+    with pytest.raises(DbrouterError, match="DBROUTER_ASK_SQL_BUDGET must be a positive number"):
+        generate_sql(None, None, QUESTION, SCHEMA, [], [], "sqlite", n=1)
