@@ -9,6 +9,7 @@ import argparse
 
 from dbrouter.cli.common import add_warehouse, warehouse_path
 from dbrouter.console import err
+from dbrouter.serve import MAX_CONNECTIONS, MAX_ROWS
 
 
 def cmd_serve(args) -> int:
@@ -16,7 +17,7 @@ def cmd_serve(args) -> int:
     from dbrouter.serve.server import ServeConfig, make_server, password_from_env
 
     config = ServeConfig(warehouse_path(args), args.host, args.port, password_from_env(args.password_env),
-                         args.allow_remote)
+                         args.allow_remote, max_connections=args.max_connections, max_rows=args.max_rows)
     server = make_server(config)
     host, port = server.server_address[:2]
     err(f"serving {config.warehouse} read-only on postgresql://{host}:{port} "
@@ -30,6 +31,16 @@ def cmd_serve(args) -> int:
     return 0
 
 
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive whole number")
+    return value
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     """``serve``."""
     sp = sub.add_parser("serve", help="serve the knowledge base read-only over the Postgres wire protocol "
@@ -39,5 +50,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     sp.add_argument("--port", type=int, default=5433, help="port (default 5433)")
     sp.add_argument("--password-env", metavar="VAR",
                     help="require the password held in environment variable VAR (any user name)")
-    sp.add_argument("--allow-remote", action="store_true", help="allow a non-loopback --host")
+    sp.add_argument("--allow-remote", action="store_true", help="allow a non-loopback --host (needs --password-env)")
+    sp.add_argument("--max-connections", type=_positive, default=MAX_CONNECTIONS,
+                    help=f"sessions at once; more get 'too many connections' (default {MAX_CONNECTIONS})")
+    sp.add_argument("--max-rows", type=_positive, default=MAX_ROWS,
+                    help=f"rows of one result; more is an error asking for a LIMIT (default {MAX_ROWS:,})")
     sp.set_defaults(func=cmd_serve)

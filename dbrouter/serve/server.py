@@ -28,6 +28,8 @@ encryption like SSL.
 
 from __future__ import annotations
 
+import contextlib
+import hmac
 import io
 import ipaddress
 import logging
@@ -44,12 +46,19 @@ from buenavista.postgres import BuenaVistaHandler, BuenaVistaServer, BVBuffer, S
 
 from dbrouter.errors import DbrouterError
 from dbrouter.kb.connect import connect, route_path_ddl
+from dbrouter.serve import (
+    MAX_CONNECTIONS,
+    MAX_RESULT_BYTES,
+    MAX_ROWS,
+    QUERY_TIMEOUT,
+    SEND_TIMEOUT,
+    STARTUP_TIMEOUT,
+)
 from dbrouter.serve.catalog import SESSION_DDL
 from dbrouter.serve.session import SERVER_VERSION, KBSession, QueryRefused
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 5433
-QUERY_TIMEOUT = 60.0
 _PLAIN_TYPES = {"boolean", "tinyint", "smallint", "integer", "bigint", "utinyint", "usmallint", "uinteger",
                 "float", "double", "decimal", "varchar", "date", "time", "timestamp", "blob"}
 _PLACEHOLDER = re.compile(r"\$(\d+)")
@@ -73,6 +82,10 @@ class ServeConfig:
     password: str | None = None
     allow_remote: bool = False
     timeout: float = QUERY_TIMEOUT
+    startup_timeout: float = STARTUP_TIMEOUT
+    send_timeout: float = SEND_TIMEOUT
+    max_connections: int = MAX_CONNECTIONS
+    max_rows: int = MAX_ROWS
 
 
 def is_loopback(host: str) -> bool:
@@ -85,15 +98,23 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def check_host(host: str, allow_remote: bool) -> None:
-    """Refuse a non-loopback address unless ``--allow-remote`` was given.
+def check_host(host: str, allow_remote: bool, password: str | None = None) -> None:
+    """Refuse a non-loopback address unless ``--allow-remote`` was given, and remote clients without a password.
+
+    Args:
+        host: the address to listen on.
+        allow_remote: ``--allow-remote``.
+        password: the endpoint's password (None: none set).
 
     Raises:
-        ServeError: ``host`` is not loopback and ``allow_remote`` is False.
+        ServeError: ``host`` is not loopback and ``allow_remote`` is False, or ``allow_remote`` without a password.
     """
     if not allow_remote and not is_loopback(host):
         raise ServeError(f"--host {host} is not a loopback address: serving the knowledge base beyond this machine "
                          "needs --allow-remote (and set a password with --password-env VAR)")
+    if allow_remote and not password:
+        raise ServeError("--allow-remote needs a password: anyone who can reach the port would read the knowledge "
+                         "base; export one and add --password-env VAR")
 
 
 def password_from_env(var: str | None) -> str | None:
@@ -155,9 +176,10 @@ def _file_identity(path: Path) -> tuple[int, int] | None:
 class KnowledgeBase:
     """The warehouse, opened read-only with the UDFs, reopened when ``dbrouter build`` replaced it."""
 
-    def __init__(self, path: Path, timeout: float = QUERY_TIMEOUT) -> None:
+    def __init__(self, path: Path, timeout: float = QUERY_TIMEOUT, max_rows: int = MAX_ROWS) -> None:
         self.path = Path(path)
         self.timeout = timeout
+        self.max_rows = max_rows
         self.reopened = 0
         self._lock = _ReadWriteLock()
         self._con = None
@@ -225,7 +247,7 @@ class KnowledgeBase:
                 rel = cur.sql(sql, params=params or None)
                 if rel is None:
                     raise QueryRefused("the statement returned no result set", "0A000")
-                return _textual(rel).to_arrow_table()
+                return _bounded(_textual(rel).limit(self.max_rows + 1).to_arrow_table(), self.max_rows)
             finally:
                 timer.cancel()
                 if session is None:
@@ -270,6 +292,21 @@ def _one_select(cur, sql: str) -> None:
         kinds = ", ".join(s.type.name for s in statements) or "none"
         raise QueryRefused(f"dbrouter serves the knowledge base read-only: DuckDB reads this as {len(statements)} "
                            f"statement(s) of type {kinds}", "25006")
+
+
+def _bounded(table, max_rows: int):
+    """``table`` when it fits the endpoint's result bounds.
+
+    Raises:
+        QueryRefused: more than ``max_rows`` rows or :data:`MAX_RESULT_BYTES` (SQLSTATE 54000).
+    """
+    if table.num_rows > max_rows:
+        raise QueryRefused(f"the result has more than {max_rows:,} rows, the endpoint's limit: add a LIMIT or "
+                           "aggregate", "54000")
+    if table.nbytes > MAX_RESULT_BYTES:
+        raise QueryRefused(f"the result holds {table.nbytes / 2**20:,.0f} MiB, over the endpoint's "
+                           f"{MAX_RESULT_BYTES / 2**20:,.0f} MiB: select fewer or shorter columns", "54000")
+    return table
 
 
 def _textual(rel):
@@ -358,7 +395,61 @@ def _param(raw: bytes | None, fmt: int, oid: int):
 
 
 class KBHandler(BuenaVistaHandler):
-    """buenavista's handler with Postgres-complete ErrorResponses and GSSAPI-encryption refusal."""
+    """buenavista's handler with Postgres-complete ErrorResponses, GSSAPI-encryption refusal, and the
+    endpoint's connection bounds: a startup (and authentication) timeout, a send timeout, a cap on
+    sessions, and a failed password ending the connection (as PostgreSQL does)."""
+
+    def handle(self) -> None:
+        server = self.server
+        assert isinstance(server, KBServer)
+        self.request.settimeout(server.config.startup_timeout)  # until authenticated: reads and writes
+        if not server.take_slot():
+            self._refuse_busy(server.config.max_connections)
+            return
+        try:
+            super().handle()
+        finally:
+            server.release_slot()
+
+    def _refuse_busy(self, cap: int) -> None:
+        """Read the startup message (when it comes in time) and answer 'too many connections'."""
+        with contextlib.suppress(OSError, struct.error):
+            for _ in range(3):  # libpq asks for SSL (and GSSAPI) first: 'N', then the real startup
+                size, code = struct.unpack("!ii", self.rfile.read(8))
+                if code not in (SSL_REQUEST, GSSENC_REQUEST):
+                    if 8 < size <= 10_000:
+                        self.rfile.read(size - 8)
+                    break
+                self.wfile.write(b"N")
+            self.send_error(QueryRefused(f"too many connections: the endpoint serves {cap} sessions at once "
+                                         "(dbrouter serve --max-connections); try again when one ends", "53300"))
+
+    def handle_md5_password(self, ctx, payload: bytes) -> None:
+        """Compare in constant time; a wrong password ends the connection (no second guess on one salt)."""
+        client_side = (payload or b"").decode("utf-8", "replace").rstrip("\x00")
+        if hmac.compare_digest(client_side.encode(), ctx.get_hashed_password(self.server.auth).encode()):
+            self.send_authentication_ok()
+            self.handle_post_auth(ctx)
+            # authenticated: reads wait for the client as long as it likes; a reply it stops
+            # reading fails after the send timeout (the kernel's SO_SNDTIMEO) and ends the session
+            self._session_timeouts()
+            return
+        self.send_error("Invalid password")
+        with contextlib.suppress(OSError):
+            self.request.shutdown(socket.SHUT_RDWR)
+
+    def handle_post_auth(self, ctx) -> None:
+        super().handle_post_auth(ctx)
+        if self.server.auth is None:  # no password: authenticated at startup
+            self._session_timeouts()
+
+    def _session_timeouts(self) -> None:
+        server = self.server
+        assert isinstance(server, KBServer)
+        self.request.settimeout(None)
+        seconds = server.config.send_timeout
+        self.request.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO,
+                                struct.pack("ll", int(seconds), int((seconds % 1) * 1e6)))
 
     def send_error(self, exception, ctx=None) -> None:
         """ErrorResponse with severity, SQLSTATE and message (libpq prints ``ERROR:  message``)."""
@@ -366,6 +457,8 @@ class KBHandler(BuenaVistaHandler):
         message = str(exception)
         if message == "Invalid password":
             sqlstate, message = "28P01", "password authentication failed (dbrouter serve --password-env)"
+        elif isinstance(exception, TimeoutError):
+            sqlstate, message = "08006", "the client did not start and authenticate in time: connection closed"
         buf = BVBuffer()
         for code, value in (("S", "ERROR"), ("V", "ERROR"), ("C", sqlstate or "XX000"), ("M", message)):
             buf.write_byte(code.encode())
@@ -455,12 +548,28 @@ class KBServer(BuenaVistaServer):
     def __init__(self, config: ServeConfig, kb: KnowledgeBase) -> None:
         auth = _AnyUser(config.password) if config.password else None
         self.allow_remote = config.allow_remote
+        self.config = config
         self.kb = kb
+        self.active = 0
+        self._slots = threading.Lock()
         super().__init__((config.host, config.port), KBConnection(kb), auth=auth)
         self.RequestHandlerClass = KBHandler
 
     def verify_request(self, request, client_address) -> bool:
         return self.allow_remote or is_loopback(client_address[0])
+
+    def take_slot(self) -> bool:
+        """Count a new connection in; False when :attr:`ServeConfig.max_connections` are open."""
+        with self._slots:
+            if self.active >= self.config.max_connections:
+                return False
+            self.active += 1
+            return True
+
+    def release_slot(self) -> None:
+        """A connection ended."""
+        with self._slots:
+            self.active -= 1
 
 
 def make_server(config: ServeConfig) -> KBServer:
@@ -477,10 +586,10 @@ def make_server(config: ServeConfig) -> KBServer:
             cannot be bound (in use, unknown host).
         WarehouseError, EmbedderMismatch: the warehouse cannot be opened with its UDFs.
     """
-    check_host(config.host, config.allow_remote)
+    check_host(config.host, config.allow_remote, config.password)
     if not 0 <= config.port <= 65535:
         raise ServeError(f"--port {config.port} is not a TCP port: use 1-65535 (e.g. 5433), or 0 for any free one")
-    kb = KnowledgeBase(config.warehouse, config.timeout)
+    kb = KnowledgeBase(config.warehouse, config.timeout, config.max_rows)
     try:
         return KBServer(config, kb)
     except (OSError, socket.gaierror) as exc:

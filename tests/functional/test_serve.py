@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import time
 
 import duckdb
 import pytest
@@ -405,3 +406,104 @@ def test_endpoint_client_types_placeholders_and_errors(served, monkeypatch):
     monkeypatch.delenv("PGPASSWORD", raising=False)
     with pytest.raises(DbrouterError, match="requires a password: set \\$PGPASSWORD"):
         EndpointConnection(f"postgresql://127.0.0.1:{served['port']}")
+
+
+def _startup(port: int, timeout: float = 10):
+    """A raw socket that has sent the startup message; returns (socket, first reply bytes)."""
+    import socket
+    import struct
+
+    sock = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+    body = struct.pack("!i", 196608) + b"user\x00u\x00database\x00kb\x00\x00"
+    sock.sendall(struct.pack("!i", len(body) + 4) + body)
+    return sock, sock.recv(4096)
+
+
+def _closed(sock, within: float) -> bool:
+    """Whether the server closes ``sock`` within ``within`` seconds (reading whatever it sends first)."""
+    sock.settimeout(within)
+    try:
+        while sock.recv(4096):
+            pass
+        return True
+    except ConnectionResetError:
+        return True
+    except TimeoutError:
+        return False
+
+
+def test_a_failed_password_ends_the_connection(served):
+    """Issue 22 finding 2: a wrong MD5 answer left the connection open with the same salt (2,000
+    guesses at ~13,800/s, then the right one accepted)."""
+    import hashlib
+
+    sock, reply = _startup(served["port"])
+    assert reply[:1] == b"R" and reply[5:9] == b"\x00\x00\x00\x05"  # MD5 with a salt
+    salt = reply[9:13]
+    guess = "md5" + hashlib.md5(hashlib.md5(b"wrong" + b"u").hexdigest().encode() + salt).hexdigest()
+    sock.sendall(b"p" + (len(guess) + 5).to_bytes(4, "big") + guess.encode() + b"\x00")
+    assert _closed(sock, 5), "the connection stayed open after a failed password"
+    sock.close()
+
+
+def test_idle_sockets_time_out_and_the_session_cap_answers_clearly(built_kb, tmp_path):
+    """1,023 sockets that never authenticated pinned a thread each and locked out a client with the
+    right password: they now time out, and connections over the cap get 'too many connections'."""
+    import socket
+
+    import psycopg
+
+    from dbrouter.serve.server import ServeConfig, start_in_thread, stop
+
+    warehouse = tmp_path / "kb.duckdb"
+    shutil.copyfile(built_kb["warehouse"], warehouse)
+    server, _ = start_in_thread(ServeConfig(warehouse, "127.0.0.1", 0, PASSWORD, startup_timeout=1.5,
+                                            max_connections=3))
+    port = server.server_address[1]
+    idle = [socket.create_connection(("127.0.0.1", port), timeout=10) for _ in range(3)]
+    try:
+        time.sleep(0.3)
+        with pytest.raises(psycopg.OperationalError, match="too many connections"):
+            pg(port)
+        assert all(_closed(s, 5) for s in idle), "an idle unauthenticated socket was never closed"
+        with pg(port) as con:  # the slots are free again
+            assert con.execute("select route_query(%s)", [SINGERS]).fetchone() == ("singer",)
+        assert server.active == 0 or server.active == 1
+    finally:
+        for s in idle:
+            s.close()
+        stop(server)
+
+
+def test_results_are_capped_and_a_client_that_stops_reading_is_dropped(built_kb, tmp_path):
+    """A client that stopped reading a 3M-row result held +325 MB, with no row cap or send timeout."""
+    import struct
+
+    from dbrouter.serve.server import ServeConfig, start_in_thread, stop
+
+    warehouse = tmp_path / "kb.duckdb"
+    shutil.copyfile(built_kb["warehouse"], warehouse)
+    server, _ = start_in_thread(ServeConfig(warehouse, "127.0.0.1", 0, None, max_rows=200_000, send_timeout=1.0))
+    port = server.server_address[1]
+    try:
+        over = psql(port, "select * from range(200001)", password="")
+        assert over.returncode != 0 and "more than 200,000 rows" in over.stderr and "LIMIT" in over.stderr
+        assert psql(port, "select count(*) from (select * from range(200000))", password="").stdout.strip() == "200000"
+        sock, _ = _startup(port)
+        sql = b"select repeat('x', 1000) from range(200000)\x00"  # ~200 MB of rows the client never reads
+        sock.sendall(b"Q" + struct.pack("!i", len(sql) + 4) + sql)
+        deadline = time.monotonic() + 30
+        while server.active and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert server.active == 0, "the session of a client that stopped reading was never dropped"
+        sock.close()
+        assert psql(port, f"select route_query('{SINGERS}')", password="").stdout.strip() == "singer"
+    finally:
+        stop(server)
+
+
+def test_allow_remote_needs_a_password(built_kb):
+    from dbrouter.serve.server import ServeConfig, ServeError, make_server
+
+    with pytest.raises(ServeError, match="--allow-remote needs a password"):
+        make_server(ServeConfig(built_kb["warehouse"], "0.0.0.0", 0, None, allow_remote=True))
