@@ -14,7 +14,8 @@ plugs dbrouter in behind it:
   and the session goes on;
 - a rebuilt warehouse is picked up without restart: before each query the file's
   ``(st_ino, st_mtime_ns)`` is compared with the open one (``dbrouter build`` ``os.replace``s a new
-  file over it) and, when it changed, the connection is reopened once the queries in flight are done.
+  file over it) and, when it changed, the new file is opened beside the old one: new queries use it
+  at once, queries in flight finish on the old one (see :class:`KnowledgeBase`).
 
 Fixes to buenavista 0.5 live here, in subclasses (nothing is monkeypatched): duckdb 2.0 removed
 ``DuckDBPyConnection.fetch_record_batch``, which ``DuckDBSession.execute_sql`` calls for every
@@ -40,6 +41,7 @@ import struct
 import threading
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from buenavista.core import Connection, Session
 from buenavista.postgres import BuenaVistaHandler, BuenaVistaServer, BVBuffer, ServerResponse
@@ -132,39 +134,6 @@ def password_from_env(var: str | None) -> str | None:
     return value
 
 
-class _ReadWriteLock:
-    """Many queries at once, or one reopen of the warehouse alone."""
-
-    def __init__(self) -> None:
-        self._cond = threading.Condition()
-        self._readers = 0
-        self._writing = False
-
-    def acquire_read(self) -> None:
-        with self._cond:
-            while self._writing:
-                self._cond.wait()
-            self._readers += 1
-
-    def release_read(self) -> None:
-        with self._cond:
-            self._readers -= 1
-            self._cond.notify_all()
-
-    def acquire_write(self) -> None:
-        with self._cond:
-            while self._writing:
-                self._cond.wait()
-            self._writing = True
-            while self._readers:
-                self._cond.wait()
-
-    def release_write(self) -> None:
-        with self._cond:
-            self._writing = False
-            self._cond.notify_all()
-
-
 def _file_identity(path: Path) -> tuple[int, int] | None:
     try:
         st = path.stat()
@@ -173,50 +142,137 @@ def _file_identity(path: Path) -> tuple[int, int] | None:
     return st.st_ino, st.st_mtime_ns
 
 
+@dataclass
+class _Generation:
+    """One opening of the warehouse file: the connection, the queries running on it, whether a
+    newer file has replaced it (then it closes when its last query ends)."""
+
+    number: int
+    con: Any
+    path_ddl: str | None
+    identity: tuple[int, int] | None
+    link: Path | None = None
+    readers: int = 0
+    retired: bool = False
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):
+            self.con.close()
+        if self.link is not None:
+            with contextlib.suppress(OSError):
+                self.link.unlink()
+
+
 class KnowledgeBase:
-    """The warehouse, opened read-only with the UDFs, reopened when ``dbrouter build`` replaced it."""
+    """The warehouse, opened read-only with the UDFs, reopened when ``dbrouter build`` replaced it.
+
+    A rebuilt file is opened beside the old one (through a hard link of its own name: DuckDB keeps
+    one instance per path, so the same path would give the old database back) and new queries go
+    to it at once; queries already running finish on the old file, which closes after the last.
+    Where no link can be made (a read-only directory) the swap waits for the running queries.
+    """
 
     def __init__(self, path: Path, timeout: float = QUERY_TIMEOUT, max_rows: int = MAX_ROWS) -> None:
         self.path = Path(path)
         self.timeout = timeout
         self.max_rows = max_rows
         self.reopened = 0
-        self._lock = _ReadWriteLock()
-        self._con = None
-        self._identity = None
-        self._path_ddl: str | None = None
-        self._reopen(_file_identity(self.path))
+        self._cond = threading.Condition()
+        self._opening = threading.Lock()  # one reopen at a time; queries do not wait for it
+        self._links = self.path.parent / ".dbrouter-dbt" / "serve"
+        _remove_stale_links(self._links)
+        self._current: _Generation | None = self._open(0, self.path, _file_identity(self.path))
 
-    def _reopen(self, identity) -> None:
-        """Close the open connection (DuckDB keeps one instance per path) and open the file anew."""
+    @property
+    def _con(self):
+        """The current connection (None once closed)."""
+        return self._current.con if self._current is not None else None
 
-        if self._con is not None:
-            self._con.close()
-            self._con = None
-        con = connect(self.path)
-        con.execute("SET enable_external_access=false")
-        con.execute("SET lock_configuration=true")
-        self._path_ddl = route_path_ddl(con, "udf")  # temp macros are per cursor: run on each
-        self._con, self._identity = con, identity
+    def _open(self, number: int, path: Path, identity) -> _Generation:
+        con = connect(path)
+        try:
+            con.execute("SET enable_external_access=false")
+            con.execute("SET lock_configuration=true")
+            ddl = route_path_ddl(con, "udf")  # temp macros are per cursor: run on each
+        except BaseException:
+            con.close()
+            raise
+        return _Generation(number, con, ddl, identity)
+
+    def _link(self, number: int) -> Path | None:
+        """A new hard link to the warehouse file (its own path for DuckDB), or None when none can be made."""
+        link = self._links / f"{self.path.name}.{os.getpid()}.{number}"
+        try:
+            self._links.mkdir(parents=True, exist_ok=True)
+            with contextlib.suppress(FileNotFoundError):
+                link.unlink()
+            os.link(self.path, link)
+        except OSError:
+            return None
+        return link
 
     def refresh(self) -> bool:
-        """Reopen the warehouse when its file changed since it was opened; returns whether it did.
+        """Open the warehouse anew when its file changed since it was opened; returns whether it did.
 
         Raises:
             WarehouseError: the new file cannot be opened (the next query tries again).
         """
         identity = _file_identity(self.path)
-        if identity == self._identity and self._con is not None:
+        current = self._current
+        if current is not None and identity == current.identity:
             return False
-        self._lock.acquire_write()
-        try:
-            if identity != self._identity or self._con is None:
-                self._reopen(identity)
+        with self._opening:
+            current = self._current
+            if current is not None and _file_identity(self.path) == current.identity:
+                return False
+            number = (current.number if current is not None else 0) + 1
+            link = self._link(number)
+            if link is None:  # no link: close first (same path), waiting for the running queries
+                self._retire(wait=True)
+                new = self._open(number, self.path, _file_identity(self.path))
+            else:
+                try:
+                    new = self._open(number, link, _file_identity(link))
+                except BaseException:
+                    with contextlib.suppress(OSError):
+                        link.unlink()
+                    raise
+                new.link = link
+                self._retire(wait=False)
+            with self._cond:
+                self._current = new
                 self.reopened += 1
-                return True
-            return False
-        finally:
-            self._lock.release_write()
+            return True
+
+    def _retire(self, wait: bool) -> None:
+        """Mark the current generation replaced; close it now if idle (or, with ``wait``, once idle)."""
+        with self._cond:
+            old, self._current = self._current, (None if wait else self._current)
+            if old is None:
+                return
+            old.retired = True
+            while wait and old.readers:
+                self._cond.wait()
+            idle = old.readers == 0
+        if idle:
+            old.close()
+
+    def _enter(self) -> _Generation:
+        with self._cond:
+            while self._current is None:  # a no-link swap is opening the file
+                if not self._cond.wait(timeout=self.timeout):
+                    raise QueryRefused("the warehouse is being reopened after a rebuild: try again", "57P03")
+            gen = self._current
+            gen.readers += 1
+            return gen
+
+    def _leave(self, gen: _Generation) -> None:
+        with self._cond:
+            gen.readers -= 1
+            last = gen.retired and gen.readers == 0
+            self._cond.notify_all()
+        if last:
+            gen.close()
 
     def query(self, sql: str, params=None, session: KBSession | None = None):
         """Run one checked statement on the session's cursor; returns the result as a ``pyarrow.Table``.
@@ -228,16 +284,19 @@ class KnowledgeBase:
 
         Raises:
             duckdb.Error: DuckDB refused or failed the query (also ``InterruptException`` on timeout).
+            QueryRefused: the result is over the endpoint's bounds.
         """
         self.refresh()
-        self._lock.acquire_read()
+        gen = self._enter()
         try:
-            assert self._con is not None, "refresh() opened the warehouse"
             if session is None:
-                cur = self._new_cursor()
+                cur = self._new_cursor(gen)
             else:
-                if session.db_cursor is None or session.generation != self.reopened:
-                    session.db_cursor, session.generation = self._new_cursor(), self.reopened
+                if session.db_cursor is None or session.generation != gen.number:
+                    if session.db_cursor is not None:
+                        with contextlib.suppress(Exception):
+                            session.db_cursor.close()
+                    session.db_cursor, session.generation = self._new_cursor(gen), gen.number
                     session.db_cursor.execute(session.cursors_view())
                 cur = session.db_cursor
             _one_select(cur, sql)
@@ -253,30 +312,52 @@ class KnowledgeBase:
                 if session is None:
                     cur.close()
         finally:
-            self._lock.release_read()
+            self._leave(gen)
 
     def session_view(self, session: KBSession, ddl: str) -> None:
         """Run one of the session's own ``CREATE TEMP VIEW`` statements on its cursor (``pg_cursors``)."""
-        self._lock.acquire_read()
+        gen = self._enter()
         try:
-            if session.db_cursor is not None and session.generation == self.reopened:
+            if session.db_cursor is not None and session.generation == gen.number:
                 session.db_cursor.execute(ddl)
         finally:
-            self._lock.release_read()
+            self._leave(gen)
 
-    def _new_cursor(self):
+    @staticmethod
+    def _new_cursor(gen: _Generation):
         """A cursor with the route-path macros and the Postgres catalog objects (temporary: per cursor)."""
-        assert self._con is not None, "the warehouse is open"
-        cur = self._con.cursor()
-        for statement in ((self._path_ddl,) if self._path_ddl else ()) + SESSION_DDL:
+        cur = gen.con.cursor()
+        for statement in ((gen.path_ddl,) if gen.path_ddl else ()) + SESSION_DDL:
             cur.execute(statement)
         return cur
 
     def close(self) -> None:
-        """Close the connection."""
-        if self._con is not None:
-            self._con.close()
-            self._con = None
+        """Close the connection (and an older one still open)."""
+        with self._cond:
+            gen, self._current = self._current, None
+        if gen is not None:
+            gen.close()
+
+
+def _remove_stale_links(folder: Path) -> None:
+    """Delete hard links left by a `dbrouter serve` that was killed (its pid is gone)."""
+    if not folder.is_dir():
+        return
+    for link in folder.iterdir():
+        parts = link.name.rsplit(".", 2)
+        if len(parts) == 3 and parts[1].isdigit() and not _alive(int(parts[1])):
+            with contextlib.suppress(OSError):
+                link.unlink()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def _one_select(cur, sql: str) -> None:

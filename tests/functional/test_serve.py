@@ -507,3 +507,50 @@ def test_allow_remote_needs_a_password(built_kb):
 
     with pytest.raises(ServeError, match="--allow-remote needs a password"):
         make_server(ServeConfig(built_kb["warehouse"], "0.0.0.0", 0, None, allow_remote=True))
+
+
+def test_a_rebuild_does_not_wait_behind_a_running_query(built_kb, tmp_path):
+    """Issue 22 finding 3: after a rebuild every new query waited behind the slowest running one
+    (`select 1` took 57 s). The new file opens beside the old: new queries use it at once, the
+    running query finishes on the old one, which then closes."""
+    import threading
+
+    from dbrouter.serve.server import ServeConfig, start_in_thread, stop
+
+    warehouse = tmp_path / "kb.duckdb"
+    shutil.copyfile(built_kb["warehouse"], warehouse)
+    server, _ = start_in_thread(ServeConfig(warehouse, "127.0.0.1", 0, PASSWORD))
+    port = server.server_address[1]
+    slow: dict = {}
+
+    def run_slow() -> None:
+        started = time.monotonic()
+        with pg(port, autocommit=True) as con:
+            slow["rows"] = con.execute("select count(*) from range(30000) a, range(30000) b "
+                                       "where (a.range * 7 + b.range) % 1000003 = 0").fetchone()[0]
+        slow["seconds"] = time.monotonic() - started
+
+    try:
+        assert psql(port, "select 1").stdout.strip() == "1"
+        thread = threading.Thread(target=run_slow)
+        thread.start()
+        time.sleep(1.0)
+        new = tmp_path / "next.duckdb"
+        shutil.copyfile(warehouse, new)
+        con = duckdb.connect(str(new))
+        con.execute("delete from kb_databases where db_id = 'singer'")
+        con.close()
+        os.replace(new, warehouse)
+        started = time.monotonic()
+        with pg(port, autocommit=True) as fresh:
+            assert fresh.execute("select count(*) from kb_databases where db_id = 'singer'").fetchone()[0] == 0
+        waited = time.monotonic() - started
+        thread.join(timeout=120)
+        assert slow["rows"] > 0, slow
+        assert slow["seconds"] > 3 and waited < slow["seconds"] - 1.5, (waited, slow)  # it did not wait
+        assert server.kb.reopened == 1
+        links = list((tmp_path / ".dbrouter-dbt" / "serve").iterdir())
+        assert [p.name.rsplit(".", 1)[1] for p in links] == ["1"]  # the old generation's link is gone
+    finally:
+        stop(server)
+    assert not list((tmp_path / ".dbrouter-dbt" / "serve").iterdir())
