@@ -507,8 +507,10 @@ class KBHandler(BuenaVistaHandler):
 
     def handle_md5_password(self, ctx, payload: bytes) -> None:
         """Compare in constant time; a wrong password ends the connection (no second guess on one salt)."""
+        server = self.server
+        assert isinstance(server, KBServer)
         client_side = (payload or b"").decode("utf-8", "replace").rstrip("\x00")
-        if hmac.compare_digest(client_side.encode(), ctx.get_hashed_password(self.server.auth).encode()):
+        if hmac.compare_digest(client_side.encode(), ctx.get_hashed_password(server.auth).encode()):
             self.send_authentication_ok()
             self.handle_post_auth(ctx)
             # authenticated: reads wait for the client as long as it likes; a reply it stops
@@ -521,7 +523,9 @@ class KBHandler(BuenaVistaHandler):
 
     def handle_post_auth(self, ctx) -> None:
         super().handle_post_auth(ctx)
-        if self.server.auth is None:  # no password: authenticated at startup
+        server = self.server
+        assert isinstance(server, KBServer)
+        if server.auth is None:  # no password: authenticated at startup
             self._session_timeouts()
 
     def _session_timeouts(self) -> None:
