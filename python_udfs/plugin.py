@@ -83,7 +83,7 @@ UDF_NAMES = ("embed", "dbrouter_cosine", "dbrouter_embedder", "embed_phrase", *(
 PROGRESS_MIN_BATCH = 100
 _ANNOUNCED: set[str] = set()  # embedders whose first bulk batch was announced in this process
 
-def register_udfs(conn: duckdb.DuckDBPyConnection, embedder: str | None = None) -> None:
+def register_udfs(conn: duckdb.DuckDBPyConnection, embedder: str | None = None, max_texts: int | None = None) -> None:
     """Register the dbrouter UDFs on ``conn`` (idempotent).
 
     Args:
@@ -92,6 +92,10 @@ def register_udfs(conn: duckdb.DuckDBPyConnection, embedder: str | None = None) 
             :func:`python_udfs.embeddings.resolve_embedder_name`. ``dbrouter_embedder()`` returns
             this name, and the KB labels its vectors with it. The model itself is loaded lazily
             on the first ``embed`` call.
+        max_texts: at most this many distinct texts per call of ``embed``/``embed_phrase`` (DuckDB
+            passes up to 2,048 rows a call); more is an error. None: no limit (a build). The
+            endpoint sets it: embedding a table is a build's work, and one query doing it held the
+            GIL for a minute while every other client waited.
 
     Raises:
         EmbedderUnavailable: the name is not one of the shipped embedders.
@@ -102,7 +106,13 @@ def register_udfs(conn: duckdb.DuckDBPyConnection, embedder: str | None = None) 
                                   "(profile plugin config `embedder:` or $DBROUTER_EMBEDDER)")
     progress = {"done": 0, "started": 0.0}
 
+    def _bounded(texts: pa.Array, fn: str) -> None:
+        if max_texts is not None and len(texts) > max_texts and len(set(texts.to_pylist())) > max_texts:
+            raise ValueError(f"{fn}() was given {len(set(texts.to_pylist())):,} distinct texts in one call; this "
+                             f"connection embeds at most {max_texts:,} (embedding a table is `dbrouter build`'s work)")
+
     def _embed(texts: pa.Array) -> pa.Array:
+        _bounded(texts, "embed")
         bulk = len(texts) >= PROGRESS_MIN_BATCH  # bulk embedding in a build, not a routed question
         if bulk and not progress["done"]:
             progress["started"] = time.time()
@@ -136,8 +146,12 @@ def register_udfs(conn: duckdb.DuckDBPyConnection, embedder: str | None = None) 
     for udf in TEXT_UDFS:  # the one table Snowflake's registration loops over too
         conn.create_function(udf.name, udf.handler, [duckdb.sqltype(t) for _, t in udf.args],
                              duckdb.sqltype(udf.returns), null_handling="special")
+    def _embed_phrase(texts: pa.Array) -> pa.Array:
+        _bounded(texts, "embed_phrase")
+        return embed_arrow(texts, get_phrase_embedder(name))
+
     conn.create_function(
-        "embed_phrase", lambda texts: embed_arrow(texts, get_phrase_embedder(name)), [VARCHAR],
+        "embed_phrase", _embed_phrase, [VARCHAR],
         duckdb.array_type(FLOAT, DIM), type="arrow", null_handling="special", side_effects=False,
     )
     _register_static(conn, name)

@@ -177,9 +177,9 @@ def run_serve(args: argparse.Namespace) -> tuple[list[Any], int | None]:
         levels = tuple(int(n) for n in str(args.clients).split(","))
     except ValueError:
         raise DbrouterError(f"--clients {args.clients}: give client counts separated by commas, e.g. 1,4,16") from None
-    result = run_serve_load(warehouse_path(args), args.requests, levels)
+    result = run_serve_load(warehouse_path(args), args.requests, levels, args.hostile)
     command = (f"dbrouter eval serve --warehouse {warehouse_path(args)} --requests {args.requests} "
-               f"--clients {args.clients}")
+               f"--clients {args.clients}{' --hostile' if args.hostile else ''}")
     return [serve_report(result, command)], None
 
 
@@ -189,6 +189,8 @@ def serve_options(sp: argparse.ArgumentParser) -> None:
     sp.add_argument("--requests", type=int, default=200, help="requests per level (default 200)")
     sp.add_argument("--clients", default="1,4,16",
                     help="concurrency levels, each run in turn against one server (default 1,4,16; at most 64)")
+    sp.add_argument("--hostile", action="store_true",
+                    help="run each level again with one more client sending heavy statements throughout")
 
 
 def run_firstrun(args: argparse.Namespace) -> tuple[list[Any], int | None]:

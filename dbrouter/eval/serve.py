@@ -47,6 +47,8 @@ class ServeLoad:
     inprocess_p95_ms: float
     embedder: str
     databases: int
+    hostile: str = ""
+    """With a hostile client present: what its statements got (e.g. ``4 refused, 2 finished``); empty without."""
 
 
 def _percentiles(times: list[float]) -> tuple[float, float, float]:
@@ -133,7 +135,35 @@ def _client(port: int, password: str, work: list[tuple[str, str]], next_index, r
                 results.append(((time.perf_counter() - t) * 1000, False, str(exc)))
 
 
-def run_serve_load(warehouse: Path, requests: int = 200, clients: tuple[int, ...] = (1, 4, 16)) -> list[ServeLoad]:
+HOSTILE = (
+    # embeds a whole table: a build's work, and one such query held the GIL for a minute (issue 22)
+    "select count(embed(document_text || ' ' || range)) from kb_documents, range(50)",
+    # a CPU-heavy join DuckDB runs on its own threads (no GIL)
+    "select count(*) from range(20000) a, range(20000) b where (a.range * 7 + b.range) % 1000003 = 0",
+    # a result far over the endpoint's row and byte bounds
+    "select repeat('x', 2000) as s from range(3000000)",
+)
+"""What the hostile client of ``eval serve --hostile`` sends, in turn, while the others route."""
+
+
+def _hostile(port: int, password: str, stop: threading.Event, outcomes: list[str]) -> None:
+    """A client sending :data:`HOSTILE` statements until ``stop``; records how each ended."""
+    import psycopg
+
+    with psycopg.connect(host="127.0.0.1", port=port, user="hostile", dbname="kb", password=password,
+                         autocommit=True, connect_timeout=30) as con:
+        i = 0
+        while not stop.is_set():
+            try:
+                con.execute(HOSTILE[i % len(HOSTILE)]).fetchall()
+                outcomes.append("finished")
+            except psycopg.Error:
+                outcomes.append("refused")
+            i += 1
+
+
+def run_serve_load(warehouse: Path, requests: int = 200, clients: tuple[int, ...] = (1, 4, 16),
+                   hostile: bool = False) -> list[ServeLoad]:
     """Serve ``warehouse`` on loopback and send ``requests`` route_query requests at each client count.
 
     One server process answers every level in turn (1 client, then 4, ...), so the levels differ
@@ -143,9 +173,11 @@ def run_serve_load(warehouse: Path, requests: int = 200, clients: tuple[int, ...
         warehouse: a built KB with example questions.
         requests: requests per level (shared by its clients).
         clients: the concurrency levels; each client is its own psycopg connection in its own thread.
+        hostile: run each level twice, the second time with one more client sending
+            :data:`HOSTILE` statements throughout.
 
     Returns:
-        One :class:`ServeLoad` per level.
+        One :class:`ServeLoad` per level (and per level with the hostile client).
 
     Raises:
         DbrouterError: bad counts, no example questions, or the server did not start.
@@ -159,30 +191,45 @@ def run_serve_load(warehouse: Path, requests: int = 200, clients: tuple[int, ...
     out = []
     try:
         for n in clients:
-            lock, counter, results = threading.Lock(), iter(range(requests)), []
-
-            def next_index(lock=lock, counter=counter):
-                with lock:
-                    return next(counter, None)
-
-            threads = [threading.Thread(target=_client, args=(port, password, work, next_index, results))
-                       for _ in range(n)]
-            start = time.perf_counter()
-            for t in threads:
-                t.start()
-            for t in threads:
-                t.join()
-            seconds = time.perf_counter() - start
-            p50, p95, worst = _percentiles([r[0] for r in results])
-            out.append(ServeLoad(requests=len(results), clients=n, questions=len(work), seconds=round(seconds, 2),
-                                 throughput_rps=round(len(results) / seconds, 1), p50_ms=round(p50, 1),
-                                 p95_ms=round(p95, 1), max_ms=round(worst, 1),
-                                 errors=sum(1 for r in results if r[2]), correct=sum(1 for r in results if r[1]),
-                                 inprocess_p50_ms=round(ip50, 1), inprocess_p95_ms=round(ip95, 1), embedder=embedder,
-                                 databases=databases))
+            for with_hostile in ((False, True) if hostile else (False,)):
+                out.append(_level(port, password, work, requests, n, with_hostile,
+                                  dict(inprocess_p50_ms=round(ip50, 1), inprocess_p95_ms=round(ip95, 1),
+                                       embedder=embedder, databases=databases)))
     finally:
         _stop(proc)
     return out
+
+
+def _level(port: int, password: str, work: list[tuple[str, str]], requests: int, n: int, with_hostile: bool,
+           fixed: dict) -> ServeLoad:
+    """One load level: ``n`` clients share ``requests`` route_query requests (and a hostile client runs)."""
+    lock, counter, results = threading.Lock(), iter(range(requests)), []
+
+    def next_index():
+        with lock:
+            return next(counter, None)
+
+    stop, outcomes = threading.Event(), []
+    bad = threading.Thread(target=_hostile, args=(port, password, stop, outcomes), daemon=True)
+    if with_hostile:
+        bad.start()
+        time.sleep(1.0)  # it is running before the others start
+    threads = [threading.Thread(target=_client, args=(port, password, work, next_index, results)) for _ in range(n)]
+    start = time.perf_counter()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    seconds = time.perf_counter() - start
+    stop.set()
+    if with_hostile:
+        bad.join(120)
+    p50, p95, worst = _percentiles([r[0] for r in results])
+    summary = ", ".join(f"{outcomes.count(k)} {k}" for k in ("refused", "finished") if outcomes.count(k))
+    return ServeLoad(requests=len(results), clients=n, questions=len(work), seconds=round(seconds, 2),
+                     throughput_rps=round(len(results) / seconds, 1), p50_ms=round(p50, 1), p95_ms=round(p95, 1),
+                     max_ms=round(worst, 1), errors=sum(1 for r in results if r[2]),
+                     correct=sum(1 for r in results if r[1]), hostile=summary if with_hostile else "", **fixed)
 
 
 def serve_report(levels: list[ServeLoad], command: str) -> Report:
@@ -197,16 +244,20 @@ def serve_report(levels: list[ServeLoad], command: str) -> Report:
     """
     base = levels[0]
     rows = "".join(
-        f"| {m.clients} | {m.requests} | {m.throughput_rps} | {m.throughput_rps / base.throughput_rps:.2f} | {m.p50_ms} | "
+        f"| {m.clients} | {m.hostile or '-'} | {m.requests} | {m.throughput_rps} | "
+        f"{m.throughput_rps / base.throughput_rps:.2f} | {m.p50_ms} | "
         f"{m.p95_ms} | {m.max_ms} | {m.errors} | {m.correct}/{m.requests} |\n" for m in levels)
     markdown = (
         "#### eval serve: `select route_query(...)` through `dbrouter serve` (Postgres wire, psycopg)\n\n"
-        f"| clients | requests | throughput req/s | throughput / {base.clients} client(s) | p50 ms | p95 ms | max ms | "
-        "errors | routed to the example's database |\n"
-        "|---|---|---|---|---|---|---|---|---|\n" + rows + "\n"
+        f"| clients | hostile client's statements | requests | throughput req/s | throughput / {base.clients} client(s) | "
+        "p50 ms | p95 ms | max ms | errors | routed to the example's database |\n"
+        "|---|---|---|---|---|---|---|---|---|---|\n" + rows + "\n"
         f"The {base.questions} example questions of a KB of {base.databases} databases ({base.embedder}), cycled; one "
         "server process, each client its own connection and thread, server and clients on loopback of one machine. "
         f"In-process, the same questions on one `dbrouter.connect()` connection: p50 {base.inprocess_p50_ms} ms, "
-        f"p95 {base.inprocess_p95_ms} ms.\n\n")
+        f"p95 {base.inprocess_p95_ms} ms."
+        + (" A row with a hostile client had one more connection sending, in turn, an embed() over the whole "
+           "document table, a 400M-pair join and a 3M-row result, from before the others started until they "
+           "finished." if any(m.hostile for m in levels) else "") + "\n\n")
     return Report(key="eval serve", command=command, data={"levels": [asdict(m) for m in levels]}, markdown=markdown,
                   note=f"{sum(m.seconds for m in levels):.1f} s", text=None)

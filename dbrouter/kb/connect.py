@@ -10,7 +10,8 @@ from dbrouter.routing import ROUTE_PATHS
 from python_udfs.plugin import register_udfs
 
 
-def connect(path: str | Path, read_only: bool = True, embedder: str | None = None, route_path: str = "udf"):
+def connect(path: str | Path, read_only: bool = True, embedder: str | None = None, route_path: str = "udf",
+            max_texts: int | None = None):
     """Open a DuckDB warehouse built by ``dbrouter build`` and register the UDFs.
 
     The knowledge base records which embedder made its vectors; that is the embedder this
@@ -28,6 +29,8 @@ def connect(path: str | Path, read_only: bool = True, embedder: str | None = Non
         embedder: ``minilm``, ``m2v`` or ``hash``; default: the knowledge base's own embedder.
         route_path: ``udf`` (default: the transformer question vector, measured better in
             BENCHMARKS.md) or ``sql`` (what a plain DuckDB client gets).
+        max_texts: the most distinct texts one call of ``embed``/``embed_phrase`` takes (see
+            :func:`python_udfs.plugin.register_udfs`); None: no limit.
 
     Returns:
         A ``duckdb.DuckDBPyConnection`` on which ``route_query`` & co. work.
@@ -62,7 +65,7 @@ def connect(path: str | Path, read_only: bool = True, embedder: str | None = Non
         if not found:
             raise WarehouseError(f"{path} has no route functions: run `dbrouter build` (dbt build) on it first")
         _find_kb_schema(con, path)
-        register_udfs(con, _embedder_for(con, path, embedder))
+        register_udfs(con, _embedder_for(con, path, embedder), max_texts)
         use_route_path(con, route_path)
     except BaseException:
         con.close()

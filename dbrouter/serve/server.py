@@ -50,6 +50,7 @@ from dbrouter.errors import DbrouterError
 from dbrouter.kb.connect import connect, route_path_ddl
 from dbrouter.serve import (
     MAX_CONNECTIONS,
+    MAX_EMBED_TEXTS,
     MAX_RESULT_BYTES,
     MAX_ROWS,
     QUERY_TIMEOUT,
@@ -189,7 +190,7 @@ class KnowledgeBase:
         return self._current.con if self._current is not None else None
 
     def _open(self, number: int, path: Path, identity) -> _Generation:
-        con = connect(path)
+        con = connect(path, max_texts=MAX_EMBED_TEXTS)
         try:
             con.execute("SET enable_external_access=false")
             con.execute("SET lock_configuration=true")
@@ -306,7 +307,7 @@ class KnowledgeBase:
                 rel = cur.sql(sql, params=params or None)
                 if rel is None:
                     raise QueryRefused("the statement returned no result set", "0A000")
-                return _bounded(_textual(rel).limit(self.max_rows + 1).to_arrow_table(), self.max_rows)
+                return _bounded(_textual(rel).limit(self.max_rows + 1), self.max_rows)
             finally:
                 timer.cancel()
                 if session is None:
@@ -375,19 +376,27 @@ def _one_select(cur, sql: str) -> None:
                            f"statement(s) of type {kinds}", "25006")
 
 
-def _bounded(table, max_rows: int):
-    """``table`` when it fits the endpoint's result bounds.
+def _bounded(rel, max_rows: int):
+    """``rel``'s rows as a ``pyarrow.Table``, read in batches and stopped as soon as they pass the
+    endpoint's bounds (nothing larger than the bound is ever held).
 
     Raises:
         QueryRefused: more than ``max_rows`` rows or :data:`MAX_RESULT_BYTES` (SQLSTATE 54000).
     """
-    if table.num_rows > max_rows:
-        raise QueryRefused(f"the result has more than {max_rows:,} rows, the endpoint's limit: add a LIMIT or "
-                           "aggregate", "54000")
-    if table.nbytes > MAX_RESULT_BYTES:
-        raise QueryRefused(f"the result holds {table.nbytes / 2**20:,.0f} MiB, over the endpoint's "
-                           f"{MAX_RESULT_BYTES / 2**20:,.0f} MiB: select fewer or shorter columns", "54000")
-    return table
+    import pyarrow as pa
+
+    reader = rel.to_arrow_reader(65_536)
+    batches, rows, size = [], 0, 0
+    for batch in reader:
+        rows, size = rows + batch.num_rows, size + batch.nbytes
+        if rows > max_rows:
+            raise QueryRefused(f"the result has more than {max_rows:,} rows, the endpoint's limit: add a LIMIT or "
+                               "aggregate", "54000")
+        if size > MAX_RESULT_BYTES:
+            raise QueryRefused(f"the result holds over {MAX_RESULT_BYTES / 2**20:,.0f} MiB, the endpoint's limit: "
+                               "select fewer or shorter columns", "54000")
+        batches.append(batch)
+    return pa.Table.from_batches(batches, schema=reader.schema)
 
 
 def _textual(rel):

@@ -234,17 +234,19 @@ def test_eval_serve_load_test(served, tmp_path):
     """`dbrouter eval serve`: a small run through a server subprocess, recorded in a BENCHMARKS file."""
     bench = tmp_path / "BENCHMARKS.md"
     proc = run_cli("eval", "serve", "--warehouse", str(served["warehouse"]), "--requests", "12", "--clients", "1,2",
-                   "--write", str(bench), "--json")
+                   "--hostile", "--write", str(bench), "--json")
     import json
 
-    levels = json.loads(proc.stdout)["levels"]
-    assert [m["clients"] for m in levels] == [1, 2]
-    for m in levels:
+    everything = json.loads(proc.stdout)["levels"]
+    assert [(m["clients"], bool(m["hostile"])) for m in everything] == [(1, False), (1, True), (2, False), (2, True)]
+    assert all("refused" in m["hostile"] for m in everything if m["hostile"])  # the table-wide embed() at least
+    levels = [m for m in everything if not m["hostile"]]
+    for m in everything:
         assert m["requests"] == 12 and m["errors"] == 0
         assert m["correct"] >= 6  # the KB's own example questions mostly route to their database
         assert m["throughput_rps"] > 0 and 0 < m["p50_ms"] <= m["p95_ms"] <= m["max_ms"]
     text = bench.read_text()
-    assert "<!-- dbrouter:eval serve -->" in text and f"| 2 | 12 | {levels[1]['throughput_rps']} |" in text
+    assert "<!-- dbrouter:eval serve -->" in text and f"| 2 | - | 12 | {levels[1]['throughput_rps']} |" in text
     assert f"{levels[1]['throughput_rps'] / levels[0]['throughput_rps']:.2f}" in text  # the ratio to one client
     bad = run_cli("eval", "serve", "--warehouse", str(served["warehouse"]), "--requests", "0", "--write", "",
                   check=False)
@@ -554,3 +556,13 @@ def test_a_rebuild_does_not_wait_behind_a_running_query(built_kb, tmp_path):
     finally:
         stop(server)
     assert not list((tmp_path / ".dbrouter-dbt" / "serve").iterdir())
+
+
+def test_embedding_a_table_through_the_endpoint_is_refused_and_routing_goes_on(served):
+    """Issue 22 finding 3: `embed()` over 400k rows held the GIL and other clients waited 37-41 s.
+    The endpoint embeds at most 256 distinct texts a call; a question is one."""
+    proc = psql(served["port"], "select count(embed(document_text || ' ' || range)) from kb_documents, range(3)")
+    assert proc.returncode != 0 and "embeds at most 256" in proc.stderr, proc.stderr
+    same = psql(served["port"], "select count(embed('one text')) from range(5000)")  # one distinct text
+    assert same.returncode == 0 and same.stdout.strip() == "5000", same.stderr
+    assert psql(served["port"], f"select route_query('{SINGERS}')").stdout.strip() == "singer"
