@@ -125,7 +125,7 @@ def _denied_function(name: str) -> bool:
     return (name in _DENIED_FUNCTIONS or name.startswith(_DENIED_PREFIXES) or name.endswith(_DENIED_SUFFIXES))
 
 
-def _check_node(node, sql: str) -> None:
+def _check_node(node, sql: str, internal: frozenset[str] = frozenset()) -> None:
     """Raise UnsafeSQL for one forbidden node of the tree (statement, function, file reference)."""
     from sqlglot import exp
 
@@ -136,6 +136,9 @@ def _check_node(node, sql: str) -> None:
         for fname in _function_names(node):
             if _denied_function(fname):
                 raise UnsafeSQL(f"function {fname}() can read or write files, the network or the environment")
+            if fname.lower() in internal:
+                raise UnsafeSQL(f"function {fname}() is internal to dbrouter's routing macros and not served: "
+                                "call route_query & co.")
         parent = node.parent
         if isinstance(parent, exp.Dot) and str(parent.this.name if hasattr(parent.this, "name") else "").lower() \
                 .startswith("fts"):
@@ -191,12 +194,14 @@ MAX_SQL_CHARS = 200_000
 """The longest statement checked (and so run): ``ask``'s generated SQL and every endpoint query."""
 
 
-def check_read_only(sql: str, dialect: str) -> str:
+def check_read_only(sql: str, dialect: str, internal: frozenset[str] = frozenset()) -> str:
     """Return the single read-only statement in ``sql`` or raise :class:`UnsafeSQL`.
 
     Args:
         sql: SQL text (one statement; a trailing semicolon and trailing comments are fine).
         dialect: a sqlglot dialect name of :data:`DIALECTS` (``sqlite``, ``duckdb``, ``postgres``...).
+        internal: lower-case names of functions the caller may not call directly (the endpoint's
+            internal UDFs: the KB's macros call them on one question, a client could on a table).
 
     Returns:
         The statement as given, without the trailing semicolon (and comments after it).
@@ -222,12 +227,12 @@ def check_read_only(sql: str, dialect: str) -> str:
     except RecursionError:
         raise UnsafeSQL("the statement is nested too deeply to check") from None
     try:
-        return _check_statements(statements, sql, dialect)
+        return _check_statements(statements, sql, dialect, internal)
     except RecursionError:
         raise UnsafeSQL("the statement is nested too deeply to check") from None
 
 
-def _check_statements(statements: list, sql: str, dialect: str) -> str:
+def _check_statements(statements: list, sql: str, dialect: str, internal: frozenset[str] = frozenset()) -> str:
     """The checks of :func:`check_read_only` on the parsed statements."""
     from sqlglot import exp
 
@@ -245,7 +250,7 @@ def _check_statements(statements: list, sql: str, dialect: str) -> str:
         kind = _kind(root) if name in _STATEMENT_NAMES or name == "Values" else (_first_word(sql) or name.upper())
         raise UnsafeSQL(f"{kind} statement (not a query)")
     for node in statements[0].walk():
-        _check_node(node, sql)
+        _check_node(node, sql, internal)
     return _statement_text(sql, dialect)
 
 
