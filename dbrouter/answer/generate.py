@@ -18,7 +18,6 @@ read-only statement, and the vote is by normalised SQL text (``text``).
 
 from __future__ import annotations
 
-import os
 import re
 import time
 from dataclasses import dataclass, field
@@ -209,17 +208,14 @@ each execution also stops at its own timeout. The LLM calls have their own budge
 
 
 def sql_budget() -> float:
-    """:data:`SQL_BUDGET`, or ``$DBROUTER_ASK_SQL_BUDGET`` when set to a positive number of seconds."""
-    raw = os.environ.get("DBROUTER_ASK_SQL_BUDGET", "").strip()
-    try:
-        value = float(raw) if raw else SQL_BUDGET
-    except ValueError:
-        value = 0.0
-    if not value > 0:
-        from dbrouter.errors import DbrouterError
+    """:data:`SQL_BUDGET`, or ``$DBROUTER_ASK_SQL_BUDGET`` when set.
 
-        raise DbrouterError(f"DBROUTER_ASK_SQL_BUDGET must be a positive number of seconds, not {raw!r}")
-    return value
+    Raises:
+        DbrouterError: the variable is not a positive number of seconds.
+    """
+    from dbrouter.textin import env_seconds
+
+    return env_seconds("DBROUTER_ASK_SQL_BUDGET", SQL_BUDGET)
 
 
 def _check(target, sql: str, dialect: str, timeout: float, deadline: float | None = None

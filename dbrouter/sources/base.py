@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 import threading
 import time
@@ -40,17 +39,6 @@ INGEST_DATABASE_SECONDS = 300.0
 tables after it keep their columns only."""
 
 
-def _env_seconds(name: str, default: float) -> float:
-    raw = os.environ.get(name, "").strip()
-    try:
-        value = float(raw) if raw else default
-    except ValueError:
-        value = 0.0
-    if not value > 0:
-        raise SourcesConfigError(f"{name} must be a positive number of seconds, not {raw!r}")
-    return value
-
-
 class QueryClock:
     """The time bounds of one database's ingest queries (a statement's and the database's).
 
@@ -59,8 +47,12 @@ class QueryClock:
     """
 
     def __init__(self) -> None:
-        self.statement_seconds = _env_seconds("DBROUTER_INGEST_STATEMENT_TIMEOUT", INGEST_STATEMENT_SECONDS)
-        self.database_seconds = _env_seconds("DBROUTER_INGEST_DATABASE_TIMEOUT", INGEST_DATABASE_SECONDS)
+        from dbrouter.textin import env_seconds
+
+        self.statement_seconds = env_seconds("DBROUTER_INGEST_STATEMENT_TIMEOUT", INGEST_STATEMENT_SECONDS,
+                                             SourcesConfigError)
+        self.database_seconds = env_seconds("DBROUTER_INGEST_DATABASE_TIMEOUT", INGEST_DATABASE_SECONDS,
+                                            SourcesConfigError)
         self.database_deadline = time.monotonic() + self.database_seconds
         self.deadline = float("inf")
         self.fired = False
@@ -93,6 +85,18 @@ class QueryClock:
                     "(DBROUTER_INGEST_DATABASE_TIMEOUT)")
         return (f"stopped after {self.statement_seconds:g} s (DBROUTER_INGEST_STATEMENT_TIMEOUT): a view that "
                 "never ends, or a table too large to scan")
+
+    def fetcher(self, con) -> Callable[[str], list[tuple]]:
+        """``fetch(sql)``: run one bounded query on ``con`` and return its rows."""
+
+        def fetch(sql: str) -> list[tuple]:
+            self.start()
+            try:
+                return con.execute(sql).fetchall()
+            finally:
+                self.stop()
+
+        return fetch
 
     def watch(self, interrupt: Callable[[], None], every: float = 0.1):
         """A daemon thread calling ``interrupt`` when a query is over its time; ``.set()`` the returned

@@ -85,13 +85,7 @@ def read_duckdb(spec: SourceSpec, db_id: str, n_samples: int, chars: int) -> Dat
     snap = DatabaseSnapshot(db_id, "duckdb", str(path), spec.description)
     clock = QueryClock()
     watching = clock.watch(con.interrupt)
-
-    def fetch(sql: str) -> list[tuple]:
-        clock.start()
-        try:
-            return con.execute(sql).fetchall()
-        finally:
-            clock.stop()
+    fetch = clock.fetcher(con)
 
     try:
         tables = con.execute(

@@ -80,13 +80,7 @@ def read_sqlite(spec: SourceSpec, db_id: str, n_samples: int, chars: int) -> Dat
                                  "writing application or run PRAGMA wal_checkpoint, then ingest again"))
     clock = QueryClock()
     con.set_progress_handler(lambda: 1 if clock.over() else 0, 10000)
-
-    def fetch(sql: str) -> list[tuple]:
-        clock.start()
-        try:
-            return con.execute(sql).fetchall()
-        finally:
-            clock.stop()
+    fetch = clock.fetcher(con)
 
     try:
         for name, kind in names:
