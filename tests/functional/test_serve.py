@@ -570,3 +570,28 @@ def test_embedding_a_table_through_the_endpoint_is_refused_and_routing_goes_on(s
                                 "range(2000)")
     assert spam.returncode != 0 and "dbrouter_canonicalize() is internal" in spam.stderr, spam.stderr
     assert psql(served["port"], f"select route_query('{SINGERS}')").stdout.strip() == "singer"
+
+
+def test_route_with_the_llm_mapper_through_the_endpoint_equals_the_local_route(served, tmp_path):
+    """`route --endpoint --llm`: the phrase mapper's reads and the mapped re-rank go over the wire."""
+    import json
+
+    from tests.fake_llm import FakeLLM
+
+    question = "How many singers performed in each concert?"
+
+    def responder(system, user):
+        if "create table singer_in_concert (" in user.split("TABLE INFORMATION:")[-1]:
+            return "singers - singer.Name\nconcert - concert.concert_Name"
+        return "singers - N/A\nconcert - N/A"
+
+    with FakeLLM(responder) as fake:
+        env = {"DBROUTER_LLM_BASE_URL": fake.base_url, "DBROUTER_LLM_CACHE": str(tmp_path / "cache"),
+               "PGPASSWORD": PASSWORD}
+        url = f"postgresql://analyst@127.0.0.1:{served['port']}/kb"
+        remote = run_cli("route", "--endpoint", url, "--llm", "--json", "--k", "3", question, env=env)
+        local = run_cli("route", "--warehouse", str(served["warehouse"]), "--llm", "--json", "--k", "3", question,
+                        env=env)
+    ranking = json.loads(remote.stdout)["ranking"]
+    assert ranking == json.loads(local.stdout)["ranking"]
+    assert ranking[0]["db_id"] == "concert_singer" and ranking[0]["evidence"]["mapped_by"] == "llm"
