@@ -342,9 +342,11 @@ class KnowledgeBase:
 
 def _remove_stale_links(folder: Path) -> None:
     """Delete hard links left by a `dbrouter serve` that was killed (its pid is gone)."""
-    if not folder.is_dir():
+    try:
+        links = list(folder.iterdir()) if folder.is_dir() else []
+    except OSError:  # unreadable: nothing of ours can be there
         return
-    for link in folder.iterdir():
+    for link in links:
         parts = link.name.rsplit(".", 2)
         if len(parts) == 3 and parts[1].isdigit() and not _alive(int(parts[1])):
             with contextlib.suppress(OSError):
