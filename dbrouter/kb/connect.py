@@ -60,6 +60,7 @@ def connect(path: str | Path, read_only: bool = True, embedder: str | None = Non
     except duckdb.Error as exc:
         raise WarehouseError(f"cannot open {path} as a DuckDB warehouse: {exc}") from exc
     try:
+        con.execute("SET enable_progress_bar=false")  # DuckDB draws one on the terminal for a query over 2 s
         found = con.execute(
             "select count(*) from duckdb_functions() where function_name = 'route_query_ranked'").fetchall()[0][0]
         if not found:

@@ -63,6 +63,7 @@ def open_duckdb_source(path: str | Path):
     try:
         # in this order: no temp directory can be set once external access is off
         con.execute("SET temp_directory=''")
+        con.execute("SET enable_progress_bar=false")  # DuckDB draws one on the terminal for a query over 2 s
         con.execute("SET enable_external_access=false")
         con.execute("SET lock_configuration=true")
     except Exception:

@@ -408,3 +408,14 @@ def test_duckdb_source_memory_is_bounded_and_nothing_spills_next_to_it(dbs, monk
     assert not Path(str(path) + ".tmp").exists()
     setting = run_duckdb(path, "SELECT current_setting('memory_limit'), current_setting('temp_directory')", 5, 5)
     assert setting.rows and setting.rows[0][1] == "" and setting.rows[0][0].startswith("6")
+
+
+def test_a_long_query_draws_no_progress_bar(dbs):
+    """DuckDB drew its progress bar into `ask`'s output for any query over 2 s."""
+    code = ("import sys\nfrom pathlib import Path\nfrom dbrouter.answer.runners import run_duckdb\n"
+            "r = run_duckdb(Path(sys.argv[1]), 'SELECT count(DISTINCT (a.range * 31 + b.range) % 50000000) "
+            "FROM range(30000) a, range(30000) b', 2.6, 10)\nprint('timed out' if r.timed_out else r.error)")
+    proc = subprocess.run([sys.executable, "-c", code, str(dbs["duckdb"].path)], capture_output=True, text=True,
+                          timeout=60)
+    assert proc.stdout.strip() == "timed out", proc.stdout + proc.stderr
+    assert "%" not in proc.stdout + proc.stderr and "remaining" not in proc.stdout + proc.stderr
