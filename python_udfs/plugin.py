@@ -107,9 +107,12 @@ def register_udfs(conn: duckdb.DuckDBPyConnection, embedder: str | None = None, 
     progress = {"done": 0, "started": 0.0}
 
     def _bounded(texts: pa.Array, fn: str) -> None:
-        if max_texts is not None and len(texts) > max_texts and len(set(texts.to_pylist())) > max_texts:
-            raise ValueError(f"{fn}() was given {len(set(texts.to_pylist())):,} distinct texts in one call; this "
-                             f"connection embeds at most {max_texts:,} (embedding a table is `dbrouter build`'s work)")
+        if max_texts is None or len(texts) <= max_texts:
+            return
+        distinct = len(set(texts.to_pylist()))
+        if distinct > max_texts:
+            raise ValueError(f"{fn}() was given {distinct:,} distinct texts in one call; this connection embeds "
+                             f"at most {max_texts:,} (embedding a table is `dbrouter build`'s work)")
 
     def _embed(texts: pa.Array) -> pa.Array:
         _bounded(texts, "embed")
@@ -146,6 +149,7 @@ def register_udfs(conn: duckdb.DuckDBPyConnection, embedder: str | None = None, 
     for udf in TEXT_UDFS:  # the one table Snowflake's registration loops over too
         conn.create_function(udf.name, udf.handler, [duckdb.sqltype(t) for _, t in udf.args],
                              duckdb.sqltype(udf.returns), null_handling="special")
+
     def _embed_phrase(texts: pa.Array) -> pa.Array:
         _bounded(texts, "embed_phrase")
         return embed_arrow(texts, get_phrase_embedder(name))

@@ -411,10 +411,11 @@ def generate_sql(llm: LLMClient, target, question: str, schema_text: str, statem
     if target is None:
         gen.notes.append("no executable source for this database: candidates were not run, the vote is by "
                          "normalised SQL text")
-    deadline = time.monotonic() + sql_budget()
+    budget = sql_budget()
+    deadline = time.monotonic() + budget
     for index in range(n):
         if time.monotonic() >= deadline:
-            gen.notes.append(f"the question's SQL time budget of {sql_budget():g} s (DBROUTER_ASK_SQL_BUDGET) was "
+            gen.notes.append(f"the question's SQL time budget of {budget:g} s (DBROUTER_ASK_SQL_BUDGET) was "
                              f"spent after {index} of {n} candidates")
             break
         gen.candidates.append(run_candidate(llm, gen, target, messages, index, dialect, repair_turns, temperature,

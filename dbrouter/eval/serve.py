@@ -210,8 +210,8 @@ def _level(port: int, password: str, work: list[tuple[str, str]], requests: int,
             return next(counter, None)
 
     stop, outcomes = threading.Event(), []
-    bad = threading.Thread(target=_hostile, args=(port, password, stop, outcomes), daemon=True)
-    if with_hostile:
+    bad = threading.Thread(target=_hostile, args=(port, password, stop, outcomes), daemon=True) if with_hostile else None
+    if bad is not None:
         bad.start()
         time.sleep(1.0)  # it is running before the others start
     threads = [threading.Thread(target=_client, args=(port, password, work, next_index, results)) for _ in range(n)]
@@ -222,7 +222,7 @@ def _level(port: int, password: str, work: list[tuple[str, str]], requests: int,
         t.join()
     seconds = time.perf_counter() - start
     stop.set()
-    if with_hostile:
+    if bad is not None:
         bad.join(120)
     p50, p95, worst = _percentiles([r[0] for r in results])
     summary = ", ".join(f"{outcomes.count(k)} {k}" for k in ("refused", "finished") if outcomes.count(k))

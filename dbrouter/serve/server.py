@@ -184,11 +184,6 @@ class KnowledgeBase:
         _remove_stale_links(self._links)
         self._current: _Generation | None = self._open(0, self.path, _file_identity(self.path))
 
-    @property
-    def _con(self):
-        """The current connection (None once closed)."""
-        return self._current.con if self._current is not None else None
-
     def _open(self, number: int, path: Path, identity) -> _Generation:
         con = connect(path, max_texts=MAX_EMBED_TEXTS)
         try:
@@ -358,8 +353,8 @@ def _alive(pid: int) -> bool:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
-    except PermissionError:
-        return True
+    except PermissionError:  # alive, someone else's
+        pass
     return True
 
 
@@ -524,22 +519,16 @@ class KBHandler(BuenaVistaHandler):
         if hmac.compare_digest(client_side.encode(), ctx.get_hashed_password(server.auth).encode()):
             self.send_authentication_ok()
             self.handle_post_auth(ctx)
-            # authenticated: reads wait for the client as long as it likes; a reply it stops
-            # reading fails after the send timeout (the kernel's SO_SNDTIMEO) and ends the session
-            self._session_timeouts()
             return
         self.send_error("Invalid password")
         with contextlib.suppress(OSError):
             self.request.shutdown(socket.SHUT_RDWR)
 
     def handle_post_auth(self, ctx) -> None:
+        """Authenticated (at startup without a password, or after it): reads wait for the client as
+        long as it likes; a reply it stops reading fails after the send timeout (the kernel's
+        SO_SNDTIMEO) and ends the session."""
         super().handle_post_auth(ctx)
-        server = self.server
-        assert isinstance(server, KBServer)
-        if server.auth is None:  # no password: authenticated at startup
-            self._session_timeouts()
-
-    def _session_timeouts(self) -> None:
         server = self.server
         assert isinstance(server, KBServer)
         self.request.settimeout(None)
@@ -643,7 +632,6 @@ class KBServer(BuenaVistaServer):
 
     def __init__(self, config: ServeConfig, kb: KnowledgeBase) -> None:
         auth = _AnyUser(config.password) if config.password else None
-        self.allow_remote = config.allow_remote
         self.config = config
         self.kb = kb
         self.active = 0
@@ -652,7 +640,7 @@ class KBServer(BuenaVistaServer):
         self.RequestHandlerClass = KBHandler
 
     def verify_request(self, request, client_address) -> bool:
-        return self.allow_remote or is_loopback(client_address[0])
+        return self.config.allow_remote or is_loopback(client_address[0])
 
     def take_slot(self) -> bool:
         """Count a new connection in; False when :attr:`ServeConfig.max_connections` are open."""

@@ -42,8 +42,8 @@ tables after it keep their columns only."""
 class QueryClock:
     """The time bounds of one database's ingest queries (a statement's and the database's).
 
-    Call :meth:`start` before each bounded query; the engine stops the query when :meth:`expired`
-    turns true (SQLite: a progress handler; DuckDB: :meth:`watch` interrupts it).
+    Run bounded queries through :meth:`fetcher`; the engine stops one when :meth:`over` turns true
+    (SQLite: a progress handler; DuckDB: :meth:`watch` interrupts it).
     """
 
     def __init__(self) -> None:

@@ -87,7 +87,6 @@ def read_duckdb(spec: SourceSpec, db_id: str, n_samples: int, chars: int) -> Dat
     clock = QueryClock()
     watching = clock.watch(con.interrupt)
     fetch = clock.fetcher(con)
-
     try:
         tables = con.execute(
             "SELECT schema_name, table_name, comment, 'table' FROM duckdb_tables() "
@@ -99,7 +98,6 @@ def read_duckdb(spec: SourceSpec, db_id: str, n_samples: int, chars: int) -> Dat
             "referenced_table, referenced_column_names FROM duckdb_constraints() "
             "WHERE database_name = current_database() AND constraint_type IN ('PRIMARY KEY', 'FOREIGN KEY')").fetchall()
         qual = lambda s, t: t if s == "main" else f"{s}.{t}"  # noqa: E731
-
         pk_cols = {(qual(s, t), c) for s, t, kind, cols, _rt, _rc in cons if kind == "PRIMARY KEY" for c in cols}
         for schema, tname, comment, kind in tables:
             name = qual(schema, tname)

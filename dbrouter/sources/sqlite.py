@@ -81,7 +81,6 @@ def read_sqlite(spec: SourceSpec, db_id: str, n_samples: int, chars: int) -> Dat
     clock = QueryClock()
     con.set_progress_handler(lambda: 1 if clock.over() else 0, 10000)
     fetch = clock.fetcher(con)
-
     try:
         for name, kind in names:
             table = TableInfo(name, label_of(name), kind=kind)

@@ -163,13 +163,14 @@ def literal_secrets(url: str) -> list[str]:
     from sqlalchemy.engine import make_url
 
     found = []
-    # SQLAlchemy reads user:password up to the last '@' before the host, '/' included
+    # the user info up to the last '@' before the query, '/' included: SQLAlchemy ends a password at
+    # the first '@', a person may have meant an unquoted 'p@ss' (as in redact)
     userinfo = re.match(r"^[^:/]+://(.*)@[^@]*$", url.split("?", 1)[0])
     if userinfo and ":" in userinfo[1] and not ENV_REF.fullmatch(userinfo[1].split(":", 1)[1]):
         found.append("the password")
     try:
         parsed = make_url(ENV_REF.sub("ENVREF", url))
-        query = {k: v for k, v in parsed.query.items()}
+        query = dict(parsed.query)
     except Exception:  # noqa: BLE001 - an unparseable URL fails later, with its own message
         query = dict(urllib.parse.parse_qsl(url.partition("?")[2]))
     for name, value in query.items():
