@@ -11,13 +11,20 @@
       and static_text_vectors_step, compared with kb_static_document_embeddings, which embed the
       documents' content words; the entry point opens with `with recursive`).
 
+  Two stages (var dbrouter__first_stage_k): stage 1 scores every database on its route_stage 1
+  documents (database, table, example); stage 2 reads the route_stage 2 documents (columns) of
+  stage 1's top first_stage_k databases only (at least `depth`), whose scores then use their
+  columns; the others follow in stage 1's order, their column similarity taken to be their table
+  similarity. With first_stage_k at least the number of databases the ranking is the one-stage one.
+
   Consumes: kb_document_embeddings or kb_static_document_embeddings, kb_routing_calibration;
     UDFs embed(), dbrouter_embedder() (path 'udf') or kb_static_pieces, kb_static_model (path 'sql').
   Produces CTEs (comma-separated, no leading WITH):
     q          (v, model)                                       the question's vector
     shortlist  (db_id, s_database, s_table, s_column, s_example, top_table, top_column,
-                top_example_sql, example_votes, example_match, s_schema, score, shortlist_rank)   every database,
-                ranked (a database with an exact example match first)
+                top_example_sql, first_stage_rank, column_scored, example_votes, example_match, s_schema,
+                score, shortlist_rank, gap, trusted, abstain_floor)   every database, ranked (a database
+                with an exact example match first, then those stage 2 scored)
     candidates (db_id, score, shortlist_rank)                   the top `depth` of shortlist
 -#}
 {% macro route_shortlist_step(question, depth, path='udf') -%}
@@ -34,6 +41,16 @@
 {%- set w_ex = dbrouter.get_var('dbrouter__weight_example') | float -%}
 {%- set maxc = dbrouter.get_var('dbrouter__max_question_chars') | int -%}
 {%- set mat = dbrouter.cte_materialized() -%}
+{%- set docs = dbrouter.kb_relation('kb_static_document_embeddings' if path == 'sql' else 'kb_document_embeddings') -%}
+{%- set pre = 'static_' if path == 'sql' else '' -%}
+{#- the UDF path compares the model in the scan's filter (a constant there), not by a join that
+    carries every vector through a hash table -#}
+{%- set model = 'q.model' if path == 'sql' else dbrouter.runtime_embedder() -%}
+{%- set first_k = dbrouter.get_var('dbrouter__first_stage_k') | int -%}
+{%- if first_k < 1 -%}
+  {{ exceptions.raise_compiler_error("route_shortlist_step: adapter " ~ adapter.type() ~ ", var dbrouter__first_stage_k must be >= 1, got " ~ first_k) }}
+{%- endif -%}
+{%- set column_depth = "greatest(" ~ first_k ~ ", coalesce(" ~ depth ~ ", " ~ (dbrouter.get_var('dbrouter__shortlist_k') | int) ~ "))" -%}
 {%- if path == 'sql' %}
 q_text as (
     select 0 as text_id, dbrouter_sql_content_text(left(cast({{ question }} as varchar), {{ maxc }})) as text
@@ -49,25 +66,27 @@ q as {{ mat }} (
         {{ dbrouter.runtime_embedder() }} as model
 ),
 {%- endif %}
+{#- Stage 1 reads every database's database, table and example documents (they grow with the
+    tables and examples, not with the columns); its score is the fused score below with the column
+    similarity taken to be the table similarity (a table document lists its columns). Stage 2 reads
+    the column documents of stage 1's top `dbrouter__first_stage_k` databases alone (and those of a
+    stored example question asked again): the columns are most of a repository's documents. -#}
 hits as (
     select d.db_id, d.doc_kind, d.doc_label, {{ dbrouter.cosine_similarity('d.embedding', 'q.v') }} as sim
-    from {{ dbrouter.kb_relation('kb_static_document_embeddings' if path == 'sql' else 'kb_document_embeddings') }} as d, q
-    where q.v is not null and d.embedding_model = q.model
-      and d.doc_kind in ('database', 'table', 'column', 'example')
+    from {{ docs }} as d, q
+    where q.v is not null and d.embedding_model = {{ model }} and d.route_stage = 1
 ),
 ranked_hits as (
     select *, {{ dbrouter.top_n_rank('db_id, doc_kind', 'sim desc, doc_label desc') }} as rn
     from hits
 ),
-per_db as (
+per_db_first as (
     select
         db_id,
         max(case when doc_kind = 'database' then sim end) as s_database,
         {{ dbrouter.top_n_avg('sim', dbrouter.get_var('dbrouter__top_tables') | int, "doc_kind = 'table'") }} as s_table,
-        {{ dbrouter.top_n_avg('sim', dbrouter.get_var('dbrouter__top_columns') | int, "doc_kind = 'column'") }} as s_column,
         max(case when doc_kind = 'example' then sim end) as s_example,
         {{ dbrouter.top_value('doc_label', 'sim', 'doc_label', "doc_kind = 'table'") }} as top_table,
-        {{ dbrouter.top_value('doc_label', 'sim', 'doc_label', "doc_kind = 'column'") }} as top_column,
         {{ dbrouter.top_value('doc_label', 'sim', 'doc_label', "doc_kind = 'example'") }} as top_example_sql
     from ranked_hits
     group by db_id
@@ -88,27 +107,69 @@ example_match as (
     from {{ dbrouter.kb_relation('kb_examples') }} as e
     join q_key as k on k.question_key = e.question_key
 ),
+calibration as (
+    select coalesce(max({{ pre }}example_gap), 0) as gap, coalesce(max({{ pre }}examples_trusted), 0) as trusted,
+        max({{ pre }}abstain_floor) as abstain_floor
+    from {{ dbrouter.kb_relation('kb_routing_calibration') }}
+),
+first_stage as {{ mat }} (
+    select p.db_id,
+        cast(row_number() over (order by case when m.db_id is null then 0 else 1 end desc,
+            {{ dbrouter._shortlist_score(dbrouter.schema_score('p.s_database', 'p.s_table', 'p.s_table'), 'p.s_example', w_ex) }} desc,
+            p.db_id) as integer) as first_stage_rank
+    from per_db_first as p
+    cross join calibration as t
+    left join example_match as m on m.db_id = p.db_id
+),
+column_hits as (
+    select d.db_id, d.doc_label, {{ dbrouter.cosine_similarity('d.embedding', 'q.v') }} as sim
+    from {{ docs }} as d
+    join first_stage as f on f.db_id = d.db_id
+    cross join q
+    where f.first_stage_rank <= {{ column_depth }}
+      and d.embedding_model = {{ model }} and d.route_stage = 2
+),
+per_db_column as (
+    select db_id,
+        {{ dbrouter.top_n_avg('sim', dbrouter.get_var('dbrouter__top_columns') | int, 'true') }} as s_column,
+        {{ dbrouter.top_value('doc_label', 'sim', 'doc_label') }} as top_column
+    from (select *, {{ dbrouter.top_n_rank('db_id', 'sim desc, doc_label desc') }} as rn from column_hits) as ranked
+    group by db_id
+),
+per_db as (
+    select p.db_id, p.s_database, p.s_table, c.s_column, p.s_example, p.top_table, c.top_column, p.top_example_sql,
+        f.first_stage_rank,
+        case when f.first_stage_rank <= {{ column_depth }}
+             then 1 else 0 end as column_scored
+    from per_db_first as p
+    join first_stage as f on f.db_id = p.db_id
+    left join per_db_column as c on c.db_id = p.db_id
+),
 fused as (
     select *,
-        (s_schema + {{ w_ex }} * t.trusted * coalesce(s_example, s_schema + t.gap))
-        / (1.0 + {{ w_ex }} * t.trusted) as score
+        {{ dbrouter._shortlist_score('s_schema', 's_example', w_ex) }} as score
     from (select p.*, coalesce(v.example_votes, 0) as example_votes,
               case when m.db_id is null then 0 else 1 end as example_match,
-              {{ dbrouter.schema_score('p.s_database', 'p.s_table', 'p.s_column') }} as s_schema
+              {{ dbrouter.schema_score('p.s_database', 'p.s_table', 'case when p.column_scored = 1 then p.s_column else p.s_table end') }} as s_schema
           from per_db as p
           left join example_votes as v on v.db_id = p.db_id
           left join example_match as m on m.db_id = p.db_id) as scored
-    cross join (select coalesce(max({{ 'static_' if path == 'sql' else '' }}example_gap), 0) as gap,
-                    coalesce(max({{ 'static_' if path == 'sql' else '' }}examples_trusted), 0) as trusted,
-                    max({{ 'static_' if path == 'sql' else '' }}abstain_floor) as abstain_floor
-                from {{ dbrouter.kb_relation('kb_routing_calibration') }}) as t
+    cross join calibration as t
 ),
 shortlist as {{ mat }} (
-    select *, cast(row_number() over (order by example_match desc, score desc, db_id) as integer) as shortlist_rank
+    select *, cast(row_number() over (order by example_match desc, column_scored desc, score desc, db_id) as integer) as shortlist_rank
     from fused
 ),
 candidates as {{ mat }} (
     select db_id, score, shortlist_rank from shortlist
     where shortlist_rank <= greatest(coalesce({{ depth }}, {{ dbrouter.get_var('dbrouter__shortlist_k') | int }}), 1)
 )
+{%- endmacro %}
+
+{#- The first ranking's score of a database: its schema score fused with its best example
+    similarity, or, without examples, the schema score plus the KB's example gap (t: the
+    calibration CTE). Stage 1 and stage 2 score alike, stage 1 with the table similarity for the
+    column similarity. -#}
+{% macro _shortlist_score(s_schema, s_example, w_ex) -%}
+(({{ s_schema }}) + {{ w_ex }} * t.trusted * coalesce({{ s_example }}, ({{ s_schema }}) + t.gap)) / (1.0 + {{ w_ex }} * t.trusted)
 {%- endmacro %}

@@ -1,0 +1,123 @@
+"""The two-stage shortlist (route_shortlist_step) against an exact one-stage scan written here in
+numpy over the same vectors: every database's score is the fused score of its database, top-3
+table, top-3 column and best example similarities. On the demo KB (10 databases, hash embedder)
+the default first stage (50) holds every database, so the ranking must be the exact one; a copy
+whose functions are rebuilt with dbrouter__first_stage_k = 2 must score its two stage-1
+databases exactly, order them first, and order the rest by the stage-1 score (column similarity
+taken to be the table similarity)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+
+from dbrouter.kb.connect import connect
+from dbrouter.kb.dbt_runner import project_dir, run_dbt
+
+QUESTIONS = [
+    "How many singers do we have?",
+    "Which flights leave from Aberdeen?",
+    "average salary of employees hired after 2010",
+    "list the courses taught by each teacher",
+    "what is the total revenue of orders shipped last month",
+]
+
+
+def _vars() -> dict:
+    return yaml.safe_load((project_dir() / "dbt_project.yml").read_text())["vars"]
+
+
+def exact_scores(con, question: str) -> tuple[dict[str, float], dict[str, float]]:
+    """(one-stage score, stage-1 score) per database, from the KB's vectors in numpy."""
+    v = np.asarray(con.execute("select embed(?)", [question]).fetchall()[0][0], dtype=np.float64)
+    rows = con.execute("select db_id, doc_kind, embedding from kb_document_embeddings "
+                       "where embedding_model = dbrouter_embedder() "
+                       "and doc_kind in ('database', 'table', 'column', 'example')").fetchall()
+    gap, trusted = con.execute("select coalesce(example_gap, 0), coalesce(examples_trusted, 0) "
+                               "from kb_routing_calibration").fetchall()[0]
+    sims: dict[str, dict[str, list[float]]] = {}
+    for db, kind, emb in rows:
+        e = np.asarray(emb, dtype=np.float64)
+        sims.setdefault(db, {}).setdefault(kind, []).append(float(e @ v / (np.linalg.norm(e) * np.linalg.norm(v))))
+    var = _vars()
+    w_db, w_tab, w_col, w_ex = (float(var[f"dbrouter__weight_{k}"]) for k in ("database", "table", "column", "example"))
+
+    def top(values: list[float] | None, n: int) -> float | None:
+        return float(np.mean(sorted(values, reverse=True)[:n])) if values else None
+
+    def fused(s_db, s_tab, s_col, s_ex) -> float:
+        schema = (w_db * (s_db or 0) + w_tab * (s_tab or 0) + w_col * (s_col or 0)) / (w_db + w_tab + w_col)
+        return (schema + w_ex * trusted * (s_ex if s_ex is not None else schema + gap)) / (1 + w_ex * trusted)
+
+    one, first = {}, {}
+    for db, kinds in sims.items():
+        s_db = max(kinds["database"]) if "database" in kinds else None
+        s_tab = top(kinds.get("table"), int(var["dbrouter__top_tables"]))
+        s_col = top(kinds.get("column"), int(var["dbrouter__top_columns"]))
+        s_ex = max(kinds["example"]) if "example" in kinds else None
+        one[db], first[db] = fused(s_db, s_tab, s_col, s_ex), fused(s_db, s_tab, s_tab, s_ex)
+    return one, first
+
+
+def ordered(scores: dict[str, float]) -> list[str]:
+    return sorted(scores, key=lambda d: (-round(scores[d], 9), d))
+
+
+@pytest.fixture(scope="module")
+def narrow_kb(built_kb, tmp_path_factory) -> Path:
+    """A copy of the demo KB whose route functions read the columns of stage 1's top 2 only."""
+    copy = tmp_path_factory.mktemp("two_stage") / "kb.duckdb"
+    shutil.copyfile(built_kb["warehouse"], copy)
+    run_dbt(["run", "--select", "kb_sql_functions", "--vars", "{dbrouter__first_stage_k: 2}"], copy,
+            embedder="hash", quiet=True)
+    return copy
+
+
+@pytest.mark.parametrize("question", QUESTIONS)
+def test_default_first_stage_gives_the_exact_ranking(kb_con, question):
+    one, _ = exact_scores(kb_con, question)
+    assert len(one) == 10
+    rows = kb_con.execute("select db_id, score, first_stage_rank from route_shortlist(?, 3)", [question]).fetchall()
+    assert [r[0] for r in rows] == ordered(one)[:3]
+    for db, score, _ in rows:
+        assert score == pytest.approx(one[db], abs=2e-6)
+
+
+def test_narrow_first_stage_scores_its_candidates_exactly(narrow_kb):
+    con = connect(narrow_kb, embedder="hash")
+    try:
+        for question in QUESTIONS:
+            one, first = exact_scores(con, question)
+            stage1 = ordered(first)
+            # re-rank depth 1: the column depth is first_stage_k (2); every database is returned
+            rows = con.execute("select db_id, shortlist_score, evidence from route_query_ranked(?, 10, 1) "
+                               "order by shortlist_rank", [question]).fetchall()
+            assert [r[0] for r in rows] == (sorted(stage1[:2], key=lambda d: (-round(one[d], 9), d)) + stage1[2:])
+            for db, score, evidence in rows:
+                in_stage2 = db in stage1[:2]
+                assert score == pytest.approx(one[db] if in_stage2 else first[db], abs=2e-6), (question, db)
+                assert (json.loads(evidence)["shortlist"]["column_similarity"] is None) == (not in_stage2)
+            # the re-rank depth (10) exceeds first_stage_k here, so the columns of its whole
+            # depth are read and the routed ranking is the one-stage one
+            ranked = [r[0] for r in con.execute("select db_id from route_query_ranked(?, 10) order by rank",
+                                                [question]).fetchall()]
+            assert sorted(ranked[:10]) == sorted(ordered(one)[:10])
+    finally:
+        con.close()
+
+
+def test_narrow_first_stage_on_the_pure_sql_path(narrow_kb):
+    con = connect(narrow_kb, embedder="hash")
+    try:
+        for question in QUESTIONS:
+            rows = con.execute("select evidence from route_query_ranked_sql(?, 10, 1) order by shortlist_rank",
+                               [question]).fetchall()
+            scored = [json.loads(r[0])["shortlist"]["column_similarity"] is not None for r in rows]
+            assert len(rows) == 10 and scored == [True, True] + [False] * 8, question
+    finally:
+        con.close()
