@@ -47,7 +47,9 @@ Build-time only, for the pure-SQL query path (the KB materialises what they retu
 from __future__ import annotations
 
 import contextlib
+import re
 import sys
+import threading
 import time
 from typing import Any
 
@@ -69,13 +71,14 @@ from python_udfs.embeddings import (
     static_tokenizer,
     static_vocabulary,
 )
+from python_udfs.document_index import HIT_TYPE, DocumentIndex, build_index, nearest
 from python_udfs.phrases import STOP_WORDS
 from python_udfs.similarity import cosine_arrow
 from python_udfs.udfs import TEXT_UDFS
 
 UDF_NAMES = ("embed", "dbrouter_cosine", "dbrouter_embedder", "embed_phrase", *(u.name for u in TEXT_UDFS),
              "dbrouter_static_model", "dbrouter_static_tokenizer", "dbrouter_static_pieces",
-             "dbrouter_static_piece_vector", "dbrouter_stop_words")
+             "dbrouter_static_piece_vector", "dbrouter_stop_words", "dbrouter_document_hits")
 
 # Batches at least this large are bulk embedding (a build's documents, not a routed question):
 # each prints a progress line (DuckDB hands arrow UDFs up to 2,048 rows; a small KB's documents
@@ -159,6 +162,61 @@ def register_udfs(conn: duckdb.DuckDBPyConnection, embedder: str | None = None, 
         duckdb.array_type(FLOAT, DIM), type="arrow", null_handling="special", side_effects=False,
     )
     _register_static(conn, name)
+    _register_document_hits(conn, name)
+
+
+RELATION = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*){0,2}$")
+"""What dbrouter_document_hits accepts as the documents' relation: a (qualified) plain name."""
+
+
+def _register_document_hits(conn: duckdb.DuckDBPyConnection, name: str) -> None:
+    """``dbrouter_document_hits(relation, v, stage, dbs, n_top, n_votes)``: the UDF path's shortlist
+    documents from a numpy matrix (:mod:`python_udfs.document_index`).
+
+    The matrix of ``relation``'s rows of this connection's embedder is read on the first call
+    (through a cursor of ``conn``) and kept for the connection's life: a rebuilt warehouse is a
+    new connection (``dbrouter serve`` reopens it), so it never serves a previous build's vectors.
+    """
+    cache: dict[str, DocumentIndex] = {}
+    lock = threading.Lock()
+
+    def _index(relation: str) -> DocumentIndex:
+        with lock:
+            if relation not in cache:
+                if not RELATION.match(relation):
+                    raise ValueError(f"dbrouter_document_hits: {relation!r} is not a table name")
+                table = conn.cursor().sql(
+                    f"select db_id, doc_kind, doc_label, route_stage, embedding from {relation} "
+                    "where embedding_model = ? and route_stage is not null", params=[name]).to_arrow_table()
+                cache[relation] = build_index(table)
+            return cache[relation]
+
+    def _hits(relation: pa.Array, v: pa.Array, stage: pa.Array, dbs: pa.Array, n_top: pa.Array,
+              n_votes: pa.Array) -> pa.Array:
+        offsets, parts, valid = [0], [], []
+        for i in range(len(v)):
+            vec = v[i].values if v[i].is_valid else None
+            if vec is None or not relation[i].is_valid or not stage[i].is_valid:
+                offsets.append(offsets[-1])
+                valid.append(False)
+                continue
+            hits = nearest(_index(relation[i].as_py()), vec.to_numpy(zero_copy_only=False), stage[i].as_py(),
+                           dbs[i].as_py() if dbs[i].is_valid else None, n_top[i].as_py() or 0,
+                           n_votes[i].as_py() or 0)
+            parts.append(hits)
+            offsets.append(offsets[-1] + len(hits))
+            valid.append(True)
+        values = pa.concat_arrays(parts) if parts else pa.array([], HIT_TYPE)
+        return pa.ListArray.from_arrays(pa.array(offsets, pa.int32()), values,
+                                        mask=pa.array([not x for x in valid]))
+
+    conn.create_function(
+        "dbrouter_document_hits", _hits,
+        [VARCHAR, duckdb.array_type(FLOAT, DIM), duckdb.sqltype("INTEGER"), duckdb.list_type(VARCHAR),
+         duckdb.sqltype("INTEGER"), duckdb.sqltype("INTEGER")],
+        duckdb.list_type(duckdb.struct_type({"db_id": VARCHAR, "doc_kind": VARCHAR, "doc_label": VARCHAR,
+                                             "sim": FLOAT})),
+        type="arrow", null_handling="special", side_effects=False)
 
 
 def _register_static(conn: duckdb.DuckDBPyConnection, name: str) -> None:

@@ -126,6 +126,17 @@ def run_scale(args: argparse.Namespace) -> tuple[list[Any], int | None]:
     return [scale_report(result, command)], None
 
 
+def run_first_stage(args: argparse.Namespace) -> tuple[list[Any], int | None]:
+    """What the two-stage shortlist costs: stage 1's recall, one-stage candidates kept."""
+    from dbrouter.eval.first_stage import eval_first_stage, first_stage_report
+
+    bench = _bench(args)
+    workdir = Path(args.workdir) / bench.name
+    workdir.mkdir(parents=True, exist_ok=True)
+    m = eval_first_stage(bench, workdir, args.embedder, limit=args.limit)
+    return [first_stage_report(m, f"dbrouter eval first-stage --benchmark {bench_arg(args)}")], args.limit
+
+
 def run_link(args: argparse.Namespace) -> tuple[list[Any], int | None]:
     """Strict recall of the LLM-free linker vs top-k retrieval, gold database given."""
     from dbrouter.eval.link import eval_link, link_report
@@ -226,6 +237,8 @@ EVALS: tuple[EvalCommand, ...] = (
     EvalCommand("route", "routing accuracy and latency", run_route, route_options, limit=True),
     EvalCommand("build", "KB build, no-op rebuild, one-database change", run_build),
     EvalCommand("scale", "synthetic repository of many databases: build, latency, memory", run_scale, _scale_options),
+    EvalCommand("first-stage", "two-stage shortlist: stage 1's recall and the one-stage candidates it keeps",
+                run_first_stage, limit=True),
     EvalCommand("statements", "statement retrieval: SbR vs cosine vs BM25", run_statements, limit=True),
     EvalCommand("examples", "example cascade: per-stage firing and precision", run_examples, limit=True),
     EvalCommand("link", "schema linking strict recall (SRR), gold database given", run_link, limit=True),

@@ -71,6 +71,8 @@ from (select coalesce(
     {{ dbrouter.json_nest("'[]'") }}) as ranking) as r
 {%- elif name == 'route_shortlist_k' -%}
 {{ dbrouter.get_var('dbrouter__shortlist_k') | int }}
+{%- elif name == 'route_first_stage_k' -%}
+{{ dbrouter.get_var('dbrouter__first_stage_k') | int }}
 {%- elif name == 'route_ranker_weights' -%}
 {{ dbrouter.json_nest("'" ~ tojson(dbrouter.get_var('dbrouter__ranker_weights')) ~ "'") }}
 {%- elif name == 'route_abstain_below' -%}

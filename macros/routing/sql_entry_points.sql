@@ -48,6 +48,8 @@
      'description': 'phrase -> table.column mappings of the top k of the shortlist'},
     {'name': 'route_shortlist_k', 'kind': 'scalar', 'paths': false, 'params': [], 'returns': 'integer',
      'description': 'the re-rank depth of this build'},
+    {'name': 'route_first_stage_k', 'kind': 'scalar', 'paths': false, 'params': [], 'returns': 'integer',
+     'description': 'how many databases the first stage hands on to the column documents (this build)'},
     {'name': 'route_ranker_weights', 'kind': 'scalar', 'paths': false, 'params': [], 'returns': 'json',
      'description': "the learned ranker's weights of this build"},
     {'name': 'route_abstain_below', 'kind': 'scalar', 'paths': false, 'params': [], 'returns': 'double',

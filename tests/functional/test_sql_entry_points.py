@@ -43,7 +43,7 @@ def test_duckdb_creates_every_declared_entry_point_with_its_parameters_and_colum
         functions[name] = params
     for name, kind, signature, returns, _ in _declared(kb_con):
         params = [p.split(" := ")[0] for p in re.search(r"\((.*)\)", signature)[1].split(", ") if p]
-        paths = ["", "_udf", "_sql"] if name not in ("route_shortlist_k", "route_ranker_weights",
+        paths = ["", "_udf", "_sql"] if name not in ("route_shortlist_k", "route_first_stage_k", "route_ranker_weights",
                                                        "route_abstain_below") else [""]
         for suffix in paths:
             assert functions.get(name + suffix) == params, (name + suffix, functions.get(name + suffix), params)

@@ -1,5 +1,6 @@
 """The two-stage shortlist (route_shortlist_step) against an exact one-stage scan written here in
-numpy over the same vectors: every database's score is the fused score of its database, top-3
+numpy over the same vectors, on both ways the UDF path computes cosines (the vector index's
+matrix and a SQL scan): every database's score is the fused score of its database, top-3
 table, top-3 column and best example similarities. On the demo KB (10 databases, hash embedder)
 the default first stage (50) holds every database, so the ranking must be the exact one; a copy
 whose functions are rebuilt with dbrouter__first_stage_k = 2 must score its two stage-1
@@ -68,13 +69,15 @@ def ordered(scores: dict[str, float]) -> list[str]:
     return sorted(scores, key=lambda d: (-round(scores[d], 9), d))
 
 
-@pytest.fixture(scope="module")
-def narrow_kb(built_kb, tmp_path_factory) -> Path:
-    """A copy of the demo KB whose route functions read the columns of stage 1's top 2 only."""
+@pytest.fixture(scope="module", params=["vector index", "scan"])
+def narrow_kb(built_kb, tmp_path_factory, request) -> Path:
+    """A copy of the demo KB whose route functions read the columns of stage 1's top 2 only, their
+    UDF path's cosines from the numpy matrix (the default) or from a SQL scan."""
     copy = tmp_path_factory.mktemp("two_stage") / "kb.duckdb"
     shutil.copyfile(built_kb["warehouse"], copy)
-    run_dbt(["run", "--select", "kb_sql_functions", "--vars", "{dbrouter__first_stage_k: 2}"], copy,
-            embedder="hash", quiet=True)
+    index = "true" if request.param == "vector index" else "false"
+    run_dbt(["run", "--select", "kb_sql_functions", "--vars",
+             f"{{dbrouter__first_stage_k: 2, dbrouter__vector_index: {index}}}"], copy, embedder="hash", quiet=True)
     return copy
 
 
@@ -121,3 +124,18 @@ def test_narrow_first_stage_on_the_pure_sql_path(narrow_kb):
             assert len(rows) == 10 and scored == [True, True] + [False] * 8, question
     finally:
         con.close()
+
+
+def test_the_udf_path_reads_the_vector_index_only_when_asked(narrow_kb, request):
+    con = connect(narrow_kb, embedder="hash")
+    try:
+        body = " ".join(str(r[0]) for r in con.execute(
+            "select macro_definition from duckdb_functions() where function_name in "
+            "('route_shortlist_udf', 'route_shortlist_sql')").fetchall())
+        udf_body = " ".join(str(r[0]) for r in con.execute(
+            "select macro_definition from duckdb_functions() where function_name = 'route_shortlist_udf'").fetchall())
+    finally:
+        con.close()
+    uses_index = "dbrouter_document_hits" in udf_body
+    assert uses_index == ("vector index" in request.node.callspec.id)
+    assert body.count("dbrouter_document_hits") == udf_body.count("dbrouter_document_hits")  # never the SQL path

@@ -71,10 +71,8 @@ q as {{ mat }} (
     similarity taken to be the table similarity (a table document lists its columns). Stage 2 reads
     the column documents of stage 1's top `dbrouter__first_stage_k` databases alone (and those of a
     stored example question asked again): the columns are most of a repository's documents. -#}
-hits as (
-    select d.db_id, d.doc_kind, d.doc_label, {{ dbrouter.cosine_similarity('d.embedding', 'q.v') }} as sim
-    from {{ docs }} as d, q
-    where q.v is not null and d.embedding_model = {{ model }} and d.route_stage = 1
+hits as {{ mat }} (
+    {{ dbrouter.shortlist_document_hits(1, path, docs, model) }}
 ),
 ranked_hits as (
     select *, {{ dbrouter.top_n_rank('db_id, doc_kind', 'sim desc, doc_label desc') }} as rn
@@ -121,13 +119,9 @@ first_stage as {{ mat }} (
     cross join calibration as t
     left join example_match as m on m.db_id = p.db_id
 ),
-column_hits as (
-    select d.db_id, d.doc_label, {{ dbrouter.cosine_similarity('d.embedding', 'q.v') }} as sim
-    from {{ docs }} as d
-    join first_stage as f on f.db_id = d.db_id
-    cross join q
-    where f.first_stage_rank <= {{ column_depth }}
-      and d.embedding_model = {{ model }} and d.route_stage = 2
+column_hits as {{ mat }} (
+    {{ dbrouter.shortlist_document_hits(2, path, docs, model,
+        'select db_id from first_stage where first_stage_rank <= ' ~ column_depth) }}
 ),
 per_db_column as (
     select db_id,

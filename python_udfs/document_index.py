@@ -1,0 +1,176 @@
+"""The routed documents' vectors as one matrix in the UDF process, searched with numpy (issue 23).
+
+A DuckDB scan of ``kb_document_embeddings`` reads every vector of every row group it touches
+(a filter on ``db_id`` does not skip them), so the UDF path's shortlist asks this index instead:
+the rows of one shortlist stage (``route_stage`` 1: every database's database, table and example
+documents; 2: the column documents of given databases, located by offsets, not by a scan), their
+cosines with the question as one matrix product. SQL then aggregates the rows returned exactly as
+it aggregates the scan's, so only rows those aggregates can read are returned: per database and
+kind, the top ``n`` by (similarity desc, label desc), the order of the shortlist's ``top_n_rank``
+(``n`` = 1 for the database document, ``n_top`` for tables and columns, ``n_votes`` for
+examples: the repository's ``n_votes`` best examples are each among their own database's best
+``n_votes``).
+
+Similarities are float32 dot products of unit vectors; DuckDB's ``array_cosine_similarity``
+differs from them by float rounding only (tests: within 1e-6, the same rankings).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+
+KINDS = ("database", "table", "example", "column")
+"""The document kinds the shortlist reads, in code order."""
+
+_KIND_NAMES = pa.array(KINDS, pa.string())
+
+HIT_TYPE = pa.struct([("db_id", pa.string()), ("doc_kind", pa.string()), ("doc_label", pa.string()),
+                      ("sim", pa.float32())])
+"""One returned document: its database, kind, label and cosine with the question."""
+
+
+@dataclass(frozen=True)
+class DocumentIndex:
+    """One embedder's routed documents, rows ordered by (stage, database).
+
+    Attributes:
+        vectors: (rows, dim) float32 unit vectors (a zero vector stays zero: its cosine is NaN).
+        zero: rows whose stored vector is all zeros.
+        db: database number of each row (into ``db_names``).
+        kind: kind code of each row (into :data:`KINDS`).
+        label_rank: each row's label rank, 0 for the alphabetically last label (ties: equal ranks).
+        db_names: database names.
+        labels: each row's label.
+        stage_rows: stage -> (first row, end row).
+        db_rows: stage-2 rows of each database number: (first row, end row).
+    """
+
+    vectors: np.ndarray
+    zero: np.ndarray
+    db: np.ndarray
+    kind: np.ndarray
+    label_rank: np.ndarray
+    db_names: pa.Array
+    labels: pa.Array
+    stage_rows: dict[int, tuple[int, int]]
+    db_rows: dict[int, tuple[int, int]]
+    db_number: dict[str, int]
+
+    @property
+    def rows(self) -> int:
+        """How many documents the index holds."""
+        return len(self.db)
+
+
+def build_index(table: pa.Table) -> DocumentIndex:
+    """Index the routed documents of one embedder.
+
+    Args:
+        table: columns ``db_id``, ``doc_kind``, ``doc_label``, ``route_stage`` (1 or 2) and
+            ``embedding`` (fixed-size list of float), e.g. read from ``kb_document_embeddings``.
+
+    Returns:
+        The index.
+
+    Raises:
+        ValueError: a row has another kind or stage, or vectors of different sizes.
+    """
+    n = table.num_rows
+    db_ids = table.column("db_id").to_pylist()
+    kinds = table.column("doc_kind").to_pylist()
+    stages = np.asarray(table.column("route_stage").to_numpy(zero_copy_only=False), dtype=np.int64) if n else \
+        np.zeros(0, np.int64)
+    names = sorted(set(db_ids))
+    number = {d: i for i, d in enumerate(names)}
+    code = {k: i for i, k in enumerate(KINDS)}
+    bad = {k for k in kinds if k not in code} | {int(s) for s in stages if s not in (1, 2)}
+    if bad:
+        raise ValueError(f"document index: unexpected kinds or stages {sorted(map(str, bad))}")
+    db = np.fromiter((number[d] for d in db_ids), np.int32, n)
+    kind = np.fromiter((code[k] for k in kinds), np.int8, n)
+    order = np.lexsort((db, stages)) if n else np.zeros(0, np.int64)
+    emb = table.column("embedding").combine_chunks() if n else None
+    if emb is not None and pa.types.is_fixed_size_list(emb.type):
+        matrix = emb.values.to_numpy(zero_copy_only=False).astype(np.float32).reshape(n, emb.type.list_size)
+    elif emb is not None:
+        matrix = np.asarray(emb.to_pylist(), dtype=np.float32)
+        if matrix.ndim != 2:
+            raise ValueError("document index: the vectors are not all of one size")
+    else:
+        matrix = np.zeros((0, 1), np.float32)
+    matrix = matrix[order]
+    norms = np.linalg.norm(matrix, axis=1)
+    zero = norms == 0
+    matrix = matrix / np.where(zero, 1.0, norms)[:, None]
+    labels_raw = table.column("doc_label").take(pa.array(order)) if n else pa.array([], pa.string())
+    label_list = labels_raw.to_pylist()
+    distinct = sorted({x for x in label_list if x is not None}, reverse=True)
+    rank = {x: i for i, x in enumerate(distinct)}
+    label_rank = np.fromiter((rank.get(x, len(distinct)) for x in label_list), np.int32, n)
+    stages, db, kind = stages[order], db[order], kind[order]
+    stage_rows = {s: (int(np.searchsorted(stages, s, "left")), int(np.searchsorted(stages, s, "right"))) for s in (1, 2)}
+    lo, hi = stage_rows[2]
+    starts = np.searchsorted(db[lo:hi], np.arange(len(names)), "left") + lo
+    ends = np.searchsorted(db[lo:hi], np.arange(len(names)), "right") + lo
+    db_rows = {i: (int(a), int(b)) for i, (a, b) in enumerate(zip(starts, ends, strict=True)) if b > a}
+    return DocumentIndex(matrix, zero, db, kind, label_rank, pa.array(names, pa.string()),
+                         pa.array(label_list, pa.string()), stage_rows, db_rows, number)
+
+
+def nearest(index: DocumentIndex, vector: Sequence[float] | np.ndarray, stage: int, dbs: Sequence[str] | None,
+            n_top: int, n_votes: int) -> pa.StructArray:
+    """The documents of one stage an aggregate over the stage can read, with their cosines.
+
+    Args:
+        index: from :func:`build_index`.
+        vector: the question's vector.
+        stage: 1 (every database) or 2 (the databases in ``dbs``).
+        dbs: stage 2's databases (unknown names are ignored); ignored for stage 1.
+        n_top: table and column rows kept per database (dbrouter__top_tables / __top_columns).
+        n_votes: example rows kept per database (dbrouter__example_votes).
+
+    Returns:
+        A struct array of :data:`HIT_TYPE`, grouped by database and kind, best first.
+
+    Raises:
+        ValueError: a stage other than 1 or 2, or a vector of another size.
+    """
+    if stage not in (1, 2):
+        raise ValueError(f"dbrouter_document_hits: stage must be 1 or 2, got {stage}")
+    q = np.asarray(vector, dtype=np.float32)
+    if index.rows and q.shape != (index.vectors.shape[1],):
+        raise ValueError(f"dbrouter_document_hits: the question's vector has {q.size} values, "
+                         f"the documents' {index.vectors.shape[1]}")
+    if stage == 1:
+        spans = [index.stage_rows[1]]
+    else:
+        spans = [index.db_rows[i] for d in dict.fromkeys(dbs or []) if (i := index.db_number.get(d)) in index.db_rows]
+    spans = [(a, b) for a, b in spans if b > a]
+    rows = np.concatenate([np.arange(a, b) for a, b in spans]) if spans else np.zeros(0, np.int64)
+    norm = float(np.linalg.norm(q))
+    if norm:  # slices, not a fancy-indexed copy of the vectors
+        qn = q / norm
+        sims = np.concatenate([np.dot(index.vectors[a:b], qn) for a, b in spans]) if spans else np.zeros(0, np.float32)
+    else:
+        sims = np.full(len(rows), np.nan, np.float32)
+    sims = np.where(index.zero[rows], np.nan, sims).astype(np.float32)
+    group = index.db[rows].astype(np.int64) * len(KINDS) + index.kind[rows]
+    # DuckDB orders NaN (the cosine of a zero vector) above every number, so `sim desc` and
+    # max(sim, n) take it first: its key is -inf here
+    key = np.where(np.isnan(sims), -np.inf, -sims.astype(np.float64))
+    order = np.lexsort((index.label_rank[rows], key, group))
+    g = group[order]
+    first = np.r_[0, np.flatnonzero(g[1:] != g[:-1]) + 1] if len(g) else np.zeros(0, np.int64)
+    starts = np.repeat(first, np.diff(np.r_[first, len(g)]))
+    within = np.arange(len(g)) - starts
+    limit = np.array([1, n_top, n_votes, n_top], np.int64)[index.kind[rows][order]]
+    keep = rows[order][within < limit]
+    kept_sims = sims[order][within < limit]
+    return pa.StructArray.from_arrays(
+        [index.db_names.take(pa.array(index.db[keep])), _KIND_NAMES.take(pa.array(index.kind[keep])),
+         index.labels.take(pa.array(keep)), pa.array(kept_sims, pa.float32())],
+        fields=list(HIT_TYPE))
