@@ -32,6 +32,9 @@ Registered functions:
 * ``dbrouter_label_tokens(names VARCHAR[]) -> VARCHAR[]`` - normalised tokens of schema names.
 * ``dbrouter_value_tokens(values VARCHAR[]) -> VARCHAR[]`` - normalised tokens of the short
   (at most 3-word) sample values; free text gives none.
+* ``dbrouter_document_hits(relation, v FLOAT[384], stage INTEGER, dbs VARCHAR[], n_top INTEGER,
+  n_votes INTEGER) -> STRUCT(db_id, doc_kind, doc_label, sim FLOAT)[]`` - the UDF path's shortlist
+  documents from a numpy matrix of ``relation``'s vectors (:mod:`python_udfs.document_index`).
 
 Build-time only, for the pure-SQL query path (the KB materialises what they return):
 

@@ -31,7 +31,7 @@
     'dbrouter__top_columns': 3,
     'dbrouter__shortlist_k': 10,
     'dbrouter__first_stage_k': 50,
-    'dbrouter__vector_index': true,
+    'dbrouter__vector_index': True,
     'dbrouter__phrase_threshold': 0.5,
     'dbrouter__coverage_penalty': 2,
     'dbrouter__example_floor': 0.6,
