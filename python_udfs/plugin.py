@@ -61,6 +61,7 @@ import numpy as np
 import pyarrow as pa
 from duckdb.sqltypes import DOUBLE, FLOAT, VARCHAR
 
+from python_udfs.document_index import HIT_TYPE, DocumentIndex, build_index, nearest
 from python_udfs.embeddings import (
     DIM,
     EMBEDDERS,
@@ -74,7 +75,6 @@ from python_udfs.embeddings import (
     static_tokenizer,
     static_vocabulary,
 )
-from python_udfs.document_index import HIT_TYPE, DocumentIndex, build_index, nearest
 from python_udfs.phrases import STOP_WORDS
 from python_udfs.similarity import cosine_arrow
 from python_udfs.udfs import TEXT_UDFS
