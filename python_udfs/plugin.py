@@ -54,6 +54,7 @@ import re
 import sys
 import threading
 import time
+import weakref
 from typing import Any
 
 import duckdb
@@ -182,15 +183,20 @@ def _register_document_hits(conn: duckdb.DuckDBPyConnection, name: str) -> None:
     """
     cache: dict[str, DocumentIndex] = {}
     lock = threading.Lock()
+    owner = weakref.ref(conn)  # the UDF lives in conn: a strong reference would be a cycle that never frees it
 
     def _index(relation: str) -> DocumentIndex:
         with lock:
             if relation not in cache:
                 if not RELATION.match(relation):
                     raise ValueError(f"dbrouter_document_hits: {relation!r} is not a table name")
-                table = conn.cursor().sql(
-                    f"select db_id, doc_kind, doc_label, route_stage, embedding from {relation} "
-                    "where embedding_model = ? and route_stage is not null", params=[name]).to_arrow_table()
+                live = owner()
+                if live is None:
+                    raise RuntimeError("dbrouter_document_hits: its connection is closed")
+                with live.cursor() as cur:
+                    table = cur.sql(f"select db_id, doc_kind, doc_label, route_stage, embedding from {relation} "
+                                    "where embedding_model = ? and route_stage is not null",
+                                    params=[name]).to_arrow_table()
                 cache[relation] = build_index(table)
             return cache[relation]
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -139,3 +141,16 @@ def test_the_udf_path_reads_the_vector_index_only_when_asked(narrow_kb, request)
     uses_index = "dbrouter_document_hits" in udf_body
     assert uses_index == ("vector index" in request.node.callspec.id)
     assert body.count("dbrouter_document_hits") == udf_body.count("dbrouter_document_hits")  # never the SQL path
+
+
+def test_a_script_that_never_closes_its_connection_leaks_nothing(built_kb):
+    """The vector index's UDF lives in the connection and reads through it: held strongly, that
+    reference cycle kept the connection alive to the end and nanobind reported leaks at exit."""
+    script = ("import sys, dbrouter\n"
+              "con = dbrouter.connect(sys.argv[1], embedder='hash')\n"
+              "print(con.execute('select route_query_udf(?)', ['How many singers do we have?']).fetchall())\n")
+    proc = subprocess.run([sys.executable, "-c", script, str(built_kb["warehouse"])], capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "singer" in proc.stdout
+    assert "leaked" not in proc.stderr
