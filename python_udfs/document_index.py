@@ -92,7 +92,13 @@ def build_index(table: pa.Table) -> DocumentIndex:
         raise ValueError(f"document index: unexpected kinds or stages {sorted(map(str, bad))}")
     db = np.fromiter((number[d] for d in db_ids), np.int32, n)
     kind = np.fromiter((code[k] for k in kinds), np.int8, n)
-    order = np.lexsort((db, stages)) if n else np.zeros(0, np.int64)
+    label_list0 = table.column("doc_label").to_pylist()
+    distinct = sorted({x for x in label_list0 if x is not None}, reverse=True)
+    rank = {x: i for i, x in enumerate(distinct)}
+    label_rank = np.fromiter((rank.get(x, len(distinct)) for x in label_list0), np.int32, n)
+    # rows by (stage, database, kind, label descending): a stage's rows and a database's columns
+    # are contiguous, and a stable sort on similarity alone then breaks ties by label as SQL does
+    order = np.lexsort((label_rank, kind, db, stages)) if n else np.zeros(0, np.int64)
     emb = table.column("embedding").combine_chunks() if n else None
     if emb is not None and pa.types.is_fixed_size_list(emb.type):
         matrix = emb.values.to_numpy(zero_copy_only=False).astype(np.float32).reshape(n, emb.type.list_size)
@@ -102,16 +108,12 @@ def build_index(table: pa.Table) -> DocumentIndex:
             raise ValueError("document index: the vectors are not all of one size")
     else:
         matrix = np.zeros((0, 1), np.float32)
-    matrix = matrix[order]
+    matrix = np.ascontiguousarray(matrix[order])
     norms = np.linalg.norm(matrix, axis=1)
     zero = norms == 0
     matrix = matrix / np.where(zero, 1.0, norms)[:, None]
-    labels_raw = table.column("doc_label").take(pa.array(order)) if n else pa.array([], pa.string())
-    label_list = labels_raw.to_pylist()
-    distinct = sorted({x for x in label_list if x is not None}, reverse=True)
-    rank = {x: i for i, x in enumerate(distinct)}
-    label_rank = np.fromiter((rank.get(x, len(distinct)) for x in label_list), np.int32, n)
-    stages, db, kind = stages[order], db[order], kind[order]
+    label_list = [label_list0[i] for i in order]
+    stages, db, kind, label_rank = stages[order], db[order], kind[order], label_rank[order]
     stage_rows = {s: (int(np.searchsorted(stages, s, "left")), int(np.searchsorted(stages, s, "right"))) for s in (1, 2)}
     lo, hi = stage_rows[2]
     starts = np.searchsorted(db[lo:hi], np.arange(len(names)), "left") + lo
@@ -159,10 +161,12 @@ def nearest(index: DocumentIndex, vector: Sequence[float] | np.ndarray, stage: i
         sims = np.full(len(rows), np.nan, np.float32)
     sims = np.where(index.zero[rows], np.nan, sims).astype(np.float32)
     group = index.db[rows].astype(np.int64) * len(KINDS) + index.kind[rows]
-    # DuckDB orders NaN (the cosine of a zero vector) above every number, so `sim desc` and
-    # max(sim, n) take it first: its key is -inf here
-    key = np.where(np.isnan(sims), -np.inf, -sims.astype(np.float64))
-    order = np.lexsort((index.label_rank[rows], key, group))
+    # one float key per row: its group, then 1 - similarity in [0, 2] (groups 4 apart; float32
+    # similarities stay distinct in float64); DuckDB orders NaN (the cosine of a zero vector)
+    # above every number, so it comes first. The rows are already in label-descending order
+    # within a group, and the stable sort keeps it for equal similarities.
+    key = group * 4.0 + np.where(np.isnan(sims), -1.0, 1.0 - sims.astype(np.float64))
+    order = np.argsort(key, kind="stable")
     g = group[order]
     first = np.r_[0, np.flatnonzero(g[1:] != g[:-1]) + 1] if len(g) else np.zeros(0, np.int64)
     starts = np.repeat(first, np.diff(np.r_[first, len(g)]))

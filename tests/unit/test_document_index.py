@@ -20,12 +20,15 @@ def documents(seed: int = 0) -> pa.Table:
     for d in range(12):
         db = f"db{d:02d}"
         rows.append((db, "database", db, 1))
-        rows += [(db, "table", f"t{t}", 1) for t in range(int(rng.integers(1, 6)))]
+        rows += [(db, "table", f"t{t}", 1) for t in range(int(rng.integers(2, 6)))]
         rows += [(db, "example", f"select {e}", 1) for e in range(int(rng.integers(0, 14)))]
         rows += [(db, "column", f"t{c % 3}.c{c}", 2) for c in range(int(rng.integers(1, 9)))]
     vectors = rng.normal(size=(len(rows), DIM)).astype(np.float32)
-    vectors[3] = vectors[5]  # equal vectors: ties broken by label
-    vectors[7] = 0  # a zero vector: cosine NaN, which DuckDB orders first
+    for kind in ("table", "column", "example"):  # equal vectors in one group: ties broken by label
+        pair = [i for i, r in enumerate(rows) if r[1] == kind][:2]
+        if len(pair) == 2 and rows[pair[0]][0] == rows[pair[1]][0]:
+            vectors[pair[1]] = vectors[pair[0]]
+    vectors[[i for i, r in enumerate(rows) if r[1] == "example"][2]] = 0  # cosine NaN: DuckDB orders it first
     return pa.table({"db_id": [r[0] for r in rows], "doc_kind": [r[1] for r in rows],
                      "doc_label": [r[2] for r in rows], "route_stage": pa.array([r[3] for r in rows], pa.int32()),
                      "embedding": pa.FixedSizeListArray.from_arrays(pa.array(vectors.ravel()), DIM)})
