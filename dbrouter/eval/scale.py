@@ -151,6 +151,29 @@ def run_scale(sources: list[Path], n: int, workdir: Path, embedder: str | None, 
             "shortlist_p50_ms": round(statistics.median(shortlist_times), 1), "n_questions": len(questions)}
 
 
+PROJECTED = 100_000
+"""The repository size :func:`projection` extrapolates to."""
+
+
+def projection(r: dict) -> str:
+    """What :data:`PROJECTED` databases would cost, linear in the measured per-database costs.
+
+    Build time, warehouse size and the routing process's memory (which holds the vector index)
+    grow with the documents; the projection assumes the measured repository's mix of tables and
+    columns per database. Latency is not projected: it is measured.
+
+    Args:
+        r: :func:`run_scale`'s result.
+
+    Returns:
+        A markdown paragraph.
+    """
+    f = PROJECTED / r["databases"]
+    return (f"Projected to {PROJECTED:,} databases (x{f:g}, linear in the per-database costs measured here): "
+            f"build {r['build_s'] * f / 60:.0f} min, warehouse {r['warehouse_mib'] * f / 1024:.0f} GiB, "
+            f"routing process {r['route_peak_rss_mib'] * f / 1024:.1f} GiB, {r['documents'] * f:,.0f} documents.\n\n")
+
+
 def scale_report(r: dict, command: str) -> Report:
     """The measurements as a :class:`Report` (block ``eval scale <databases>``; prints JSON either way).
 
@@ -170,6 +193,7 @@ def scale_report(r: dict, command: str) -> Report:
         f"| {r['databases']:,} | {r['tables']:,} | {r['columns']:,} | {r['documents']:,} | {r['embedder']} | "
         f"{r['build_s']} | {r['noop_rebuild_s']} | {r['build_peak_rss_mib']} | {r['warehouse_mib']} | "
         f"{r['p50_ms']} / {r['p95_ms']} | {r['sql_p50_ms']} / {r['sql_p95_ms']} | "
-        f"{r['shortlist_p50_ms']} | {r['route_peak_rss_mib']} |\n\n")
+        f"{r['shortlist_p50_ms']} | {r['route_peak_rss_mib']} |\n\n"
+        + projection(r))
     return Report(key=f"eval scale {r['databases']}", command=command, data=r, markdown=markdown,
                   note=f"{r['n_questions']} questions routed", text=json.dumps(r))

@@ -1,6 +1,9 @@
 -- Columns with their type family, key flags and declared foreign-key targets.
 with cols as (
-    select * from {{ ref('stg_catalog__columns') }}
+    {#- a date shard other than its group's kept one is not a table of the KB -#}
+    select c.* from {{ ref('stg_catalog__columns') }} as c
+    join {{ ref('int_table_shards_grouped') }} as s on s.db_id = c.db_id and s.table_name = c.table_name
+    where s.is_kept
 ),
 fk as (
     select

@@ -48,6 +48,8 @@ table_docs as (
         'table ' || t.table_name || ' (' || t.table_label || ')'
         || coalesce(': ' || t.table_description, '')
         || ' | columns: ' || coalesce(t.column_labels, '')
+        || coalesce(' | date-sharded: ' || cast(t.shard_count as varchar) || ' shards ' || t.first_shard
+                    || ' .. ' || t.last_shard, '')
         as document_text,
         t.table_key as source_id
     from tables as t

@@ -4,7 +4,9 @@ with fk as (
     select * from {{ ref('stg_catalog__foreign_keys') }}
 ),
 cols as (
-    select db_id, table_name, column_name from {{ ref('stg_catalog__columns') }}
+    select c.db_id, c.table_name, c.column_name from {{ ref('stg_catalog__columns') }} as c
+    join {{ ref('int_table_shards_grouped') }} as s on s.db_id = c.db_id and s.table_name = c.table_name
+    where s.is_kept
 )
 select distinct
     fk.db_id,
