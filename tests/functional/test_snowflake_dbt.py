@@ -40,6 +40,7 @@ EMULATED_CORE = {
     "stg_catalog__columns", "stg_catalog__databases", "stg_catalog__foreign_keys", "stg_catalog__tables",
     "stg_llm__statement_structures", "stg_llm__example_descriptors", "int_columns_keyed",
     "int_foreign_keys_validated", "int_join_edges_inferred", "int_join_edges_unioned", "int_tables_described",
+    "int_table_shards_grouped",
     "int_database_schemas_listed", "kb_foreign_keys", "kb_join_edges", "kb_table_components", "kb_table_reachability",
 }
 # ... and the ones it cannot: Python UDFs, Cortex and VECTOR downstream.
