@@ -120,9 +120,10 @@ def run_scale(args: argparse.Namespace) -> tuple[list[Any], int | None]:
     questions = [q.question for s in sources for q in load_benchmark(s).test]
     questions = random.Random(0).sample(questions, min(200, len(questions)))
     command = f"dbrouter eval scale --benchmark {args.benchmark} --databases {args.databases}" + (
+        f" --wide-columns {args.wide_columns}" if args.wide_columns else "") + (
         f" --embedder {args.embedder}" if args.embedder else "")
     result = scale([Path(s) for s in sources], args.databases, Path(args.workdir) / f"scale-{args.databases}",
-                   args.embedder, questions)
+                   args.embedder, questions, wide_columns=args.wide_columns)
     return [scale_report(result, command)], None
 
 
@@ -226,6 +227,8 @@ def firstrun_options(sp: argparse.ArgumentParser) -> None:
 
 def _scale_options(sp: argparse.ArgumentParser) -> None:
     sp.add_argument("--databases", type=int, default=10_000, help="synthetic databases (default 10000)")
+    sp.add_argument("--wide-columns", type=int, default=0,
+                    help="also one wide database of at least this many columns, date shards included (default none)")
 
 
 def _sql_options(sp: argparse.ArgumentParser) -> None:

@@ -83,6 +83,45 @@ def synthesize(schemas: list[dict], n: int, seed: int = 0) -> list[dict]:
     return out
 
 
+def synthesize_wide(schemas: list[dict], n_columns: int, shards: int = 30, seed: int = 1) -> dict:
+    """One wide database of at least ``n_columns`` columns, the shape of a warehouse dataset.
+
+    Real schemas are merged into it, each copy's tables renamed with a copy suffix, and every fifth
+    table is also kept as ``shards`` daily date shards with identical columns
+    (``<table>_20240101`` ...), which the KB recognises as one logical table. The columns counted
+    are the physical ones, shards included.
+
+    Args:
+        schemas: real databases (databases.jsonl rows).
+        n_columns: the least number of columns.
+        shards: date shards of every fifth table.
+        seed: generator seed.
+
+    Returns:
+        A databases.jsonl row, ``db_id`` ``synthetic_wide``.
+    """
+    rng = random.Random(seed)
+    tables: list[dict] = []
+    fks: list[dict] = []
+    count, copy = 0, 0
+    while count < n_columns:
+        part = rng.choice(schemas)
+        suffix = f"w{copy:04d}"
+        rename = {t["name"]: f"{t['name']}_{suffix}" for t in part["tables"]}
+        for i, t in enumerate(part["tables"]):
+            names = [rename[t["name"]]]
+            if (len(tables) + i) % 5 == 0:
+                names += [f"{rename[t['name']]}_202401{d:02d}" for d in range(1, shards + 1)]
+            for name in names:
+                tables.append({**t, "name": name})
+                count += len(t["columns"])
+        for fk in part.get("foreign_keys", []):
+            if fk["table"] in rename and fk["ref_table"] in rename:
+                fks.append({**fk, "table": rename[fk["table"]], "ref_table": rename[fk["ref_table"]]})
+        copy += 1
+    return {"db_id": "synthetic_wide", "tables": tables, "foreign_keys": fks}
+
+
 def write_repository(rows: list[dict], path: Path) -> dict:
     """Write synthetic databases as a databases.jsonl file.
 
@@ -106,7 +145,7 @@ def _rss_mib(who: int) -> float:
 
 
 def run_scale(sources: list[Path], n: int, workdir: Path, embedder: str | None, questions: list[str],
-              log: Log = err) -> dict:
+              log: Log = err, wide_columns: int = 0) -> dict:
     """Generate, build and route the synthetic repository.
 
     Args:
@@ -116,12 +155,18 @@ def run_scale(sources: list[Path], n: int, workdir: Path, embedder: str | None, 
         embedder: embedder for the build and routing.
         questions: questions to route for latency.
         log: progress output.
+        wide_columns: also one database of at least this many columns (:func:`synthesize_wide`);
+            0 for none.
 
     Returns:
         The measurements (sizes, ``build_s``, ``embedded``, memory, ``p50_ms``, ``p95_ms``, ...).
     """
     repo = workdir / "databases.jsonl"
-    sizes = write_repository(synthesize(load_schemas([s / "databases.jsonl" for s in sources]), n), repo)
+    schemas = load_schemas([s / "databases.jsonl" for s in sources])
+    rows = synthesize(schemas, n)
+    wide = [synthesize_wide(schemas, wide_columns)] if wide_columns else []
+    sizes = write_repository(rows + wide, repo)
+    sizes["wide_columns"] = sum(len(t["columns"]) for r in wide for t in r["tables"])
     log(f"synthetic repository: {sizes['databases']} databases, {sizes['tables']} tables, {sizes['columns']} columns")
     warehouse = workdir / "kb.duckdb"
     if warehouse.exists():
@@ -169,7 +214,9 @@ def projection(r: dict) -> str:
         A markdown paragraph.
     """
     f = PROJECTED / r["databases"]
-    return (f"Projected to {PROJECTED:,} databases (x{f:g}, linear in the per-database costs measured here): "
+    wide = (f"The repository includes one database of {r['wide_columns']:,} columns (date shards included). "
+            if r.get("wide_columns") else "")
+    return wide + (f"Projected to {PROJECTED:,} databases (x{f:g}, linear in the per-database costs measured here): "
             f"build {r['build_s'] * f / 60:.0f} min, warehouse {r['warehouse_mib'] * f / 1024:.0f} GiB, "
             f"routing process {r['route_peak_rss_mib'] * f / 1024:.1f} GiB, {r['documents'] * f:,.0f} documents.\n\n")
 
@@ -195,5 +242,5 @@ def scale_report(r: dict, command: str) -> Report:
         f"{r['p50_ms']} / {r['p95_ms']} | {r['sql_p50_ms']} / {r['sql_p95_ms']} | "
         f"{r['shortlist_p50_ms']} | {r['route_peak_rss_mib']} |\n\n"
         + projection(r))
-    return Report(key=f"eval scale {r['databases']}", command=command, data=r, markdown=markdown,
+    return Report(key=f"eval scale {r['databases']}" + (" wide" if r.get("wide_columns") else ""), command=command, data=r, markdown=markdown,
                   note=f"{r['n_questions']} questions routed", text=json.dumps(r))
