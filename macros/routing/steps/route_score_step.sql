@@ -11,7 +11,8 @@
     k: SQL expression of how many ranked databases to return (NULL = 5).
 
   Consumes: CTEs shortlist and candidates (route_shortlist_step), cand_words and mapped
-    (route_mapping_contract, from either step-2 variant); kb_table_reachability.
+    (route_mapping_contract, from either step-2 variant); the join paths of candidate_reachability
+    (kb_table_reachability, or on DuckDB the candidates' kb_join_edges walked per question).
   Produces: the final SELECT (no trailing semicolon) of
     (rank INTEGER, db_id, score DOUBLE, shortlist_rank INTEGER, evidence JSON) ordered by rank;
     the evidence keys are parsed by dbrouter.routing.evidence.RouteEvidence.
@@ -92,12 +93,18 @@ chosen_lists as (
     select db_id, min(table_name) as first_table, {{ dbrouter.array_agg_ordered('table_name', 'table_name') }} as tables
     from chosen_tables group by db_id
 ),
+path_sources as {{ mat }} (
+    select db_id, first_table as table_name from chosen_lists
+),
+chosen_reach as (
+    {{ dbrouter.candidate_reachability('path_sources') }}
+),
 chosen_paths as (
     select t.db_id, any_value(t.tables) as tables,
         {{ dbrouter.string_agg_ordered('case when r.hops > 0 then r.join_path end', "'; '", 'r.to_table') }} as join_path
     from chosen_lists as t
     join chosen_tables as ct on ct.db_id = t.db_id
-    left join {{ dbrouter.kb_relation('kb_table_reachability') }} as r
+    left join chosen_reach as r
       on r.db_id = t.db_id and r.from_table = t.first_table and r.to_table = ct.table_name
     group by t.db_id
 ),
