@@ -21,12 +21,14 @@ join {{ sources }} as s on s.db_id = r.db_id and s.table_name = r.from_table
     depend on the others): a scan of kb_table_reachability read every pair of every database
     (1.19M rows, 200 ms at 10,000 databases) to use a few; the candidates' edges are a few hundred. -#}
 {% macro duckdb__candidate_reachability(sources) -%}
+{#- the candidates' edges are read once, before the walk: inside it they were scanned again at every hop -#}
+with candidate_edges as materialized (
+    select e.db_id, e.from_table, e.to_table
+    from {{ dbrouter.kb_relation('kb_join_edges') }} as e
+    join (select distinct db_id from {{ sources }}) as c on c.db_id = e.db_id
+)
 select db_id, from_table, to_table, hops, trim(replace(join_path, '|', ' > '), ' >') as join_path
 from (
-    {{ dbrouter.table_reachability(
-        sources,
-        "(select e.db_id, e.from_table, e.to_table from " ~ dbrouter.kb_relation('kb_join_edges') ~ " as e"
-        ~ " join (select distinct db_id from " ~ sources ~ ") as c on c.db_id = e.db_id)",
-        dbrouter.get_var('dbrouter__max_hops') | int) }}
+    {{ dbrouter.table_reachability(sources, 'candidate_edges', dbrouter.get_var('dbrouter__max_hops') | int) }}
 ) as walked
 {%- endmacro %}
