@@ -7,6 +7,7 @@
   hooks run in this package's context, so its `dbrouter__*` vars apply.
 -#}
 {{ config(post_hook=["{{ dbrouter.create_route_functions() }}", "{{ dbrouter.create_retrieval_functions() }}"]) }}
+-- depends_on: {{ ref('kb_join_edges') }}
 -- depends_on: {{ ref('kb_document_embeddings') }}
 -- depends_on: {{ ref('kb_routing_calibration') }}
 -- depends_on: {{ ref('kb_column_phrases') }}
