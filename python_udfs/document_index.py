@@ -47,6 +47,7 @@ class DocumentIndex:
         labels: each row's label.
         stage_rows: stage -> (first row, end row).
         db_rows: stage-2 rows of each database number: (first row, end row).
+        db_number: database name -> its number.
     """
 
     vectors: np.ndarray

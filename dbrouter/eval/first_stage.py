@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import time
 from dataclasses import asdict, dataclass
+from pathlib import Path
 
 from dbrouter.console import err
 from dbrouter.eval.benchmark import Benchmark
@@ -59,7 +60,7 @@ def first_stage_ranks(con, question: str, gold: str, depth: int) -> tuple[int | 
     return gold_rank, [r[2] for r in rows if r[1] <= depth]
 
 
-def eval_first_stage(bench: Benchmark, workdir, embedder: str | None, limit: int | None = None,
+def eval_first_stage(bench: Benchmark, workdir: Path, embedder: str | None, limit: int | None = None,
                      log: Log = err) -> FirstStageMetrics:
     """Build the benchmark's KB (databases + train examples, as `eval route --setting in-domain`)
     and measure its first stage on the test questions.
