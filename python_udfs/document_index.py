@@ -42,7 +42,6 @@ class DocumentIndex:
         zero: rows whose stored vector is all zeros.
         db: database number of each row (into ``db_names``).
         kind: kind code of each row (into :data:`KINDS`).
-        label_rank: each row's label rank, 0 for the alphabetically last label (ties: equal ranks).
         db_names: database names.
         labels: each row's label.
         stage_rows: stage -> (first row, end row).
@@ -54,7 +53,6 @@ class DocumentIndex:
     zero: np.ndarray
     db: np.ndarray
     kind: np.ndarray
-    label_rank: np.ndarray
     db_names: pa.Array
     labels: pa.Array
     stage_rows: dict[int, tuple[int, int]]
@@ -114,13 +112,13 @@ def build_index(table: pa.Table) -> DocumentIndex:
     zero = norms == 0
     matrix = matrix / np.where(zero, 1.0, norms)[:, None]
     label_list = [label_list0[i] for i in order]
-    stages, db, kind, label_rank = stages[order], db[order], kind[order], label_rank[order]
+    stages, db, kind = stages[order], db[order], kind[order]
     stage_rows = {s: (int(np.searchsorted(stages, s, "left")), int(np.searchsorted(stages, s, "right"))) for s in (1, 2)}
     lo, hi = stage_rows[2]
     starts = np.searchsorted(db[lo:hi], np.arange(len(names)), "left") + lo
     ends = np.searchsorted(db[lo:hi], np.arange(len(names)), "right") + lo
     db_rows = {i: (int(a), int(b)) for i, (a, b) in enumerate(zip(starts, ends, strict=True)) if b > a}
-    return DocumentIndex(matrix, zero, db, kind, label_rank, pa.array(names, pa.string()),
+    return DocumentIndex(matrix, zero, db, kind, pa.array(names, pa.string()),
                          pa.array(label_list, pa.string()), stage_rows, db_rows, number)
 
 

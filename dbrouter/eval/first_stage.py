@@ -21,6 +21,7 @@ from pathlib import Path
 from dbrouter.console import err
 from dbrouter.eval.benchmark import Benchmark
 from dbrouter.eval.kb import Log, build_kb
+from dbrouter.eval.publish import Report
 from dbrouter.kb.connect import connect
 
 DEPTHS = (10, 20, 50, 100)
@@ -99,8 +100,7 @@ def eval_first_stage(bench: Benchmark, workdir: Path, embedder: str | None, limi
                              round(time.time() - started, 1))
 
 
-
-def first_stage_report(m: FirstStageMetrics, command: str):
+def first_stage_report(m: FirstStageMetrics, command: str) -> Report:
     """The metrics as a :class:`dbrouter.eval.publish.Report` (block ``eval first-stage <benchmark>``).
 
     Args:
@@ -110,8 +110,6 @@ def first_stage_report(m: FirstStageMetrics, command: str):
     Returns:
         The report.
     """
-    from dbrouter.eval.publish import Report
-
     depths = " | ".join(f"top {d}" for d in DEPTHS)
     markdown = (
         f"#### eval first-stage: {m.benchmark}\n\n"

@@ -12,14 +12,14 @@
     dbs: for stage 2, a SELECT of the databases' db_id (one column).
 -#}
 {% macro shortlist_document_hits(stage, path, docs, model, dbs=none) -%}
+{%- if stage not in (1, 2) or (stage == 2 and not dbs) -%}
+  {{ exceptions.raise_compiler_error("shortlist_document_hits: adapter " ~ adapter.type() ~ ", argument stage must be 1 or 2 (2 with dbs), got " ~ stage) }}
+{%- endif -%}
   {{ return(adapter.dispatch('shortlist_document_hits', 'dbrouter')(stage, path, docs, model, dbs)) }}
 {%- endmacro %}
 
 {#- A scan of the documents, filtered on route_stage (one value: pushed into the scan). -#}
 {% macro default__shortlist_document_hits(stage, path, docs, model, dbs=none) -%}
-{%- if stage not in (1, 2) or (stage == 2 and not dbs) -%}
-  {{ exceptions.raise_compiler_error("shortlist_document_hits: adapter " ~ adapter.type() ~ ", argument stage must be 1 or 2 (2 with dbs), got " ~ stage) }}
-{%- endif -%}
 select d.db_id, d.doc_kind, d.doc_label, {{ dbrouter.cosine_similarity('d.embedding', 'q.v') }} as sim
 from {{ docs }} as d
 {%- if stage == 2 %}
@@ -38,9 +38,6 @@ where q.v is not null and d.embedding_model = {{ model }} and d.route_stage = {{
 {%- if path != 'udf' or not dbrouter.get_var('dbrouter__vector_index') -%}
 {{ dbrouter.default__shortlist_document_hits(stage, path, docs, model, dbs) }}
 {%- else -%}
-{%- if stage not in (1, 2) or (stage == 2 and not dbs) -%}
-  {{ exceptions.raise_compiler_error("shortlist_document_hits: adapter " ~ adapter.type() ~ ", argument stage must be 1 or 2 (2 with dbs), got " ~ stage) }}
-{%- endif -%}
 {%- set n_top = dbrouter.get_var('dbrouter__top_tables' if stage == 1 else 'dbrouter__top_columns') | int -%}
 select h.db_id, h.doc_kind, h.doc_label, h.sim
 from (select unnest(dbrouter_document_hits('{{ docs }}', q.v, {{ stage }},

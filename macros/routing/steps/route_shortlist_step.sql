@@ -38,7 +38,6 @@
     the embedder its documents must carry). -#}
 {% macro default__route_shortlist_step(question, depth, path='udf') -%}
 {%- do dbrouter.route_path_check('route_shortlist_step', path) -%}
-{%- set w_ex = dbrouter.get_var('dbrouter__weight_example') | float -%}
 {%- set maxc = dbrouter.get_var('dbrouter__max_question_chars') | int -%}
 {%- set mat = dbrouter.cte_materialized() -%}
 {%- set docs = dbrouter.kb_relation('kb_static_document_embeddings' if path == 'sql' else 'kb_document_embeddings') -%}
@@ -50,7 +49,8 @@
 {%- if first_k < 1 -%}
   {{ exceptions.raise_compiler_error("route_shortlist_step: adapter " ~ adapter.type() ~ ", var dbrouter__first_stage_k must be >= 1, got " ~ first_k) }}
 {%- endif -%}
-{%- set column_depth = "greatest(" ~ first_k ~ ", coalesce(" ~ depth ~ ", " ~ (dbrouter.get_var('dbrouter__shortlist_k') | int) ~ "))" -%}
+{#- a database whose column documents stage 2 reads: stage 1's top first_stage_k, or the depth if larger -#}
+{%- set in_stage_2 = "first_stage_rank <= greatest(" ~ first_k ~ ", coalesce(" ~ depth ~ ", " ~ (dbrouter.get_var('dbrouter__shortlist_k') | int) ~ "))" -%}
 {%- if path == 'sql' %}
 q_text as (
     select 0 as text_id, dbrouter_sql_content_text(left(cast({{ question }} as varchar), {{ maxc }})) as text
@@ -113,7 +113,7 @@ calibration as (
 first_stage as {{ mat }} (
     select p.db_id,
         cast(row_number() over (order by case when m.db_id is null then 0 else 1 end desc,
-            {{ dbrouter._shortlist_score(dbrouter.schema_score('p.s_database', 'p.s_table', 'p.s_table'), 'p.s_example', w_ex) }} desc,
+            {{ dbrouter._shortlist_score(dbrouter.schema_score('p.s_database', 'p.s_table', 'p.s_table'), 'p.s_example') }} desc,
             p.db_id) as integer) as first_stage_rank
     from per_db_first as p
     cross join calibration as t
@@ -121,7 +121,7 @@ first_stage as {{ mat }} (
 ),
 column_hits as {{ mat }} (
     {{ dbrouter.shortlist_document_hits(2, path, docs, model,
-        'select db_id from first_stage where first_stage_rank <= ' ~ column_depth) }}
+        'select db_id from first_stage where ' ~ in_stage_2) }}
 ),
 per_db_column as (
     select db_id,
@@ -133,15 +133,14 @@ per_db_column as (
 per_db as (
     select p.db_id, p.s_database, p.s_table, c.s_column, p.s_example, p.top_table, c.top_column, p.top_example_sql,
         f.first_stage_rank,
-        case when f.first_stage_rank <= {{ column_depth }}
-             then 1 else 0 end as column_scored
+        case when f.{{ in_stage_2 }} then 1 else 0 end as column_scored
     from per_db_first as p
     join first_stage as f on f.db_id = p.db_id
     left join per_db_column as c on c.db_id = p.db_id
 ),
 fused as (
     select *,
-        {{ dbrouter._shortlist_score('s_schema', 's_example', w_ex) }} as score
+        {{ dbrouter._shortlist_score('s_schema', 's_example') }} as score
     from (select p.*, coalesce(v.example_votes, 0) as example_votes,
               case when m.db_id is null then 0 else 1 end as example_match,
               {{ dbrouter.schema_score('p.s_database', 'p.s_table', 'case when p.column_scored = 1 then p.s_column else p.s_table end') }} as s_schema
@@ -164,6 +163,7 @@ candidates as {{ mat }} (
     similarity, or, without examples, the schema score plus the KB's example gap (t: the
     calibration CTE). Stage 1 and stage 2 score alike, stage 1 with the table similarity for the
     column similarity. -#}
-{% macro _shortlist_score(s_schema, s_example, w_ex) -%}
+{% macro _shortlist_score(s_schema, s_example) -%}
+{%- set w_ex = dbrouter.get_var('dbrouter__weight_example') | float -%}
 (({{ s_schema }}) + {{ w_ex }} * t.trusted * coalesce({{ s_example }}, ({{ s_schema }}) + t.gap)) / (1.0 + {{ w_ex }} * t.trusted)
 {%- endmacro %}
