@@ -35,6 +35,11 @@ Registered functions:
 * ``dbrouter_document_hits(relation, v FLOAT[384], stage INTEGER, dbs VARCHAR[], n_top INTEGER,
   n_votes INTEGER) -> STRUCT(db_id, doc_kind, doc_label, sim FLOAT)[]`` - the UDF path's shortlist
   documents from a numpy matrix of ``relation``'s vectors (:mod:`python_udfs.document_index`).
+* ``dbrouter_phrase_hits(relation, model, dbs VARCHAR[], toks VARCHAR[][], vs FLOAT[384][],
+  threshold DOUBLE) -> STRUCT(db_id, table_name, column_name, component, declared_component,
+  span_no INTEGER, is_exact, is_value, cos FLOAT)[]`` - the re-rank's (column, span) matches of
+  the candidate databases from ``relation``'s phrases of ``model`` held in the UDF process
+  (:mod:`python_udfs.phrase_index`).
 
 Build-time only, for the pure-SQL query path (the KB materialises what they return):
 
@@ -62,6 +67,7 @@ import numpy as np
 import pyarrow as pa
 from duckdb.sqltypes import DOUBLE, FLOAT, VARCHAR
 
+from python_udfs import phrase_index
 from python_udfs.document_index import HIT_TYPE, DocumentIndex, build_index, nearest
 from python_udfs.embeddings import (
     DIM,
@@ -82,7 +88,7 @@ from python_udfs.udfs import TEXT_UDFS
 
 UDF_NAMES = ("embed", "dbrouter_cosine", "dbrouter_embedder", "embed_phrase", *(u.name for u in TEXT_UDFS),
              "dbrouter_static_model", "dbrouter_static_tokenizer", "dbrouter_static_pieces",
-             "dbrouter_static_piece_vector", "dbrouter_stop_words", "dbrouter_document_hits")
+             "dbrouter_static_piece_vector", "dbrouter_stop_words", "dbrouter_document_hits", "dbrouter_phrase_hits")
 
 # Batches at least this large are bulk embedding (a build's documents, not a routed question):
 # each prints a progress line (DuckDB hands arrow UDFs up to 2,048 rows; a small KB's documents
@@ -167,6 +173,7 @@ def register_udfs(conn: duckdb.DuckDBPyConnection, embedder: str | None = None, 
     )
     _register_static(conn, name)
     _register_document_hits(conn, name)
+    _register_phrase_hits(conn)
 
 
 RELATION = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*){0,2}$")
@@ -225,6 +232,63 @@ def _register_document_hits(conn: duckdb.DuckDBPyConnection, name: str) -> None:
          duckdb.sqltype("INTEGER"), duckdb.sqltype("INTEGER")],
         duckdb.list_type(duckdb.struct_type({"db_id": VARCHAR, "doc_kind": VARCHAR, "doc_label": VARCHAR,
                                              "sim": FLOAT})),
+        type="arrow", null_handling="special", side_effects=False)
+
+
+def _register_phrase_hits(conn: duckdb.DuckDBPyConnection) -> None:
+    """``dbrouter_phrase_hits(relation, model, dbs, toks, vs, threshold)``: the re-rank's span
+    mapping from the column phrases held in the UDF process (:mod:`python_udfs.phrase_index`).
+
+    ``relation``'s phrases of ``model`` are read on the first call (through a cursor of ``conn``)
+    and kept for the connection's life, as ``dbrouter_document_hits`` keeps its matrix.
+    """
+    cache: dict[tuple[str, str], phrase_index.PhraseIndex] = {}
+    lock = threading.Lock()
+    owner = weakref.ref(conn)
+
+    def _index(relation: str, model: str) -> phrase_index.PhraseIndex:
+        with lock:
+            if (relation, model) not in cache:
+                if not RELATION.match(relation):
+                    raise ValueError(f"dbrouter_phrase_hits: {relation!r} is not a table name")
+                live = owner()
+                if live is None:
+                    raise RuntimeError("dbrouter_phrase_hits: its connection is closed")
+                with live.cursor() as cur:
+                    table = cur.sql(f"select {', '.join(phrase_index.COLUMNS)} from {relation} "
+                                    "where phrase_model = ?", params=[model]).to_arrow_table()
+                cache[(relation, model)] = phrase_index.build_index(table)
+            return cache[(relation, model)]
+
+    def _hits(relation: pa.Array, model: pa.Array, dbs: pa.Array, toks: pa.Array, vs: pa.Array,
+              threshold: pa.Array) -> pa.Array:
+        offsets, parts, valid = [0], [], []
+        for i in range(len(relation)):
+            if not (relation[i].is_valid and model[i].is_valid and threshold[i].is_valid):
+                offsets.append(offsets[-1])
+                valid.append(False)
+                continue
+            tokens = toks[i].as_py() if toks[i].is_valid else []
+            vectors = [v.values.to_numpy(zero_copy_only=False) if v.is_valid else None for v in vs[i].values] \
+                if vs[i].is_valid else []
+            hits = phrase_index.span_hits(_index(relation[i].as_py(), model[i].as_py()),
+                                          dbs[i].as_py() if dbs[i].is_valid else None,
+                                          [t or [] for t in tokens], vectors, float(threshold[i].as_py()))
+            parts.append(hits)
+            offsets.append(offsets[-1] + len(hits))
+            valid.append(True)
+        values = pa.concat_arrays(parts) if parts else pa.array([], phrase_index.HIT_TYPE)
+        return pa.ListArray.from_arrays(pa.array(offsets, pa.int32()), values,
+                                        mask=pa.array([not x for x in valid]))
+
+    conn.create_function(
+        "dbrouter_phrase_hits", _hits,
+        [VARCHAR, VARCHAR, duckdb.list_type(VARCHAR), duckdb.list_type(duckdb.list_type(VARCHAR)),
+         duckdb.list_type(duckdb.array_type(FLOAT, DIM)), DOUBLE],
+        duckdb.list_type(duckdb.struct_type({"db_id": VARCHAR, "table_name": VARCHAR, "column_name": VARCHAR,
+                                             "component": VARCHAR, "declared_component": VARCHAR,
+                                             "span_no": duckdb.sqltype("INTEGER"), "is_exact": duckdb.sqltype("BOOLEAN"),
+                                             "is_value": duckdb.sqltype("BOOLEAN"), "cos": FLOAT})),
         type="arrow", null_handling="special", side_effects=False)
 
 

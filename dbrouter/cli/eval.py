@@ -225,6 +225,25 @@ def firstrun_options(sp: argparse.ArgumentParser) -> None:
     sp.add_argument("--distill", action="store_true", help="also time the one-time distillation (empty model cache)")
 
 
+def run_wide(args: argparse.Namespace) -> tuple[list[Any], int | None]:
+    """Routing over the benchmark's databases merged by domain into wide ones, beside two baselines."""
+    from dbrouter.eval.wide import eval_wide, wide_report
+
+    bench = _bench(args)
+    m = eval_wide(bench, Path(args.workdir) / f"{bench.name}-wide", args.embedder, args.setting, args.group_size,
+                  limit=args.limit)
+    command = (f"dbrouter eval wide --benchmark {bench_arg(args)} --setting {args.setting} "
+               f"--group-size {args.group_size}")
+    return [wide_report(m, command)], args.limit
+
+
+def _wide_options(sp: argparse.ArgumentParser) -> None:
+    sp.add_argument("--setting", default="schema-only", choices=["in-domain", "schema-only", "cross-domain"],
+                    help="which train questions become examples of the merged databases (default schema-only: none)")
+    sp.add_argument("--group-size", type=int, default=6,
+                    help="mean number of the benchmark's databases merged into one wide database (default 6)")
+
+
 def _scale_options(sp: argparse.ArgumentParser) -> None:
     sp.add_argument("--databases", type=int, default=10_000, help="synthetic databases (default 10000)")
     sp.add_argument("--wide-columns", type=int, default=0,
@@ -242,6 +261,8 @@ EVALS: tuple[EvalCommand, ...] = (
     EvalCommand("scale", "synthetic repository of many databases: build, latency, memory", run_scale, _scale_options),
     EvalCommand("first-stage", "two-stage shortlist: stage 1's recall and the one-stage candidates it keeps",
                 run_first_stage, limit=True),
+    EvalCommand("wide", "wide databases (the benchmark merged by domain, date shards): dbrouter vs BM25 and "
+                "mean-table-vector baselines", run_wide, _wide_options, limit=True),
     EvalCommand("statements", "statement retrieval: SbR vs cosine vs BM25", run_statements, limit=True),
     EvalCommand("examples", "example cascade: per-stage firing and precision", run_examples, limit=True),
     EvalCommand("link", "schema linking strict recall (SRR), gold database given", run_link, limit=True),

@@ -154,3 +154,42 @@ def test_a_script_that_never_closes_its_connection_leaks_nothing(built_kb):
     assert proc.returncode == 0, proc.stderr
     assert "singer" in proc.stdout
     assert "leaked" not in proc.stderr
+
+
+@pytest.fixture(scope="module")
+def scan_kb(built_kb, tmp_path_factory) -> Path:
+    """A copy of the demo KB whose UDF path reads no index: its cosines and the re-rank's span
+    mapping come from SQL scans and joins."""
+    copy = tmp_path_factory.mktemp("scan") / "kb.duckdb"
+    shutil.copyfile(built_kb["warehouse"], copy)
+    run_dbt(["run", "--select", "kb_sql_functions", "--vars", "{dbrouter__vector_index: false}"], copy,
+            embedder="hash", quiet=True)
+    return copy
+
+
+def test_the_phrase_index_maps_the_question_as_the_join_does(kb_con, scan_kb):
+    """The re-rank's span mapping from dbrouter_phrase_hits (the default) and from the join of every
+    candidate column with every span: the same phrase mappings, signals and ranking."""
+    body = kb_con.execute("select macro_definition from duckdb_functions() "
+                          "where function_name = 'route_query_ranked_udf'").fetchall()
+    assert "dbrouter_phrase_hits" in str(body)
+    scan = connect(scan_kb, embedder="hash")
+    try:
+        assert "dbrouter_phrase_hits" not in str(scan.execute(
+            "select macro_definition from duckdb_functions() where function_name = 'route_query_ranked_udf'").fetchall())
+        compared = 0
+        for question in QUESTIONS:
+            sql = "select db_id, score, evidence from route_query_ranked_udf(?, 10) order by rank"
+            got, want = kb_con.execute(sql, [question]).fetchall(), scan.execute(sql, [question]).fetchall()
+            assert [r[0] for r in got] == [r[0] for r in want], question
+            for (_, g_score, g_ev), (_, w_score, w_ev) in zip(got, want, strict=True):
+                assert g_score == pytest.approx(w_score, abs=1e-5)
+                g, w = json.loads(g_ev), json.loads(w_ev)
+                assert g.get("signals") == pytest.approx(w.get("signals"), abs=1e-4)
+                keys = ("phrase", "span", "column", "match", "n_mappings")
+                assert [tuple(m[k] for k in keys) for m in g.get("mappings") or []] \
+                    == [tuple(m[k] for k in keys) for m in w.get("mappings") or []], question
+                compared += len(g.get("mappings") or [])
+        assert compared > 20  # the re-ranked candidates' mappings were compared, not empty lists
+    finally:
+        scan.close()

@@ -14,7 +14,8 @@
       dbrouter_sql_content_words, dbrouter_sql_question_spans of create_sql_text_functions, and
       the span vectors of static_text_vectors_step).
 
-  Consumes: CTE candidates (db_id) from route_shortlist_step; kb_column_phrases;
+  Consumes: CTE candidates (db_id) from route_shortlist_step; kb_column_phrases (through
+    column_phrase_hits: a join, or on DuckDB's UDF path the UDF dbrouter_phrase_hits);
     UDFs dbrouter_content_words(), dbrouter_question_spans(), embed_phrase(), dbrouter_embedder()
     (path 'udf') or the dbrouter_sql_* macros, kb_static_pieces, kb_static_model (path 'sql').
   Produces CTEs: words, spans, span_words, span_hits, span_mappings (internal), then
@@ -67,15 +68,7 @@ span_words as (
     from candidates as c, words, {{ dbrouter.flatten('words.w', 'f') }}
 ),
 span_hits as (
-    select c.db_id, sp.span, sp.word_idx, c.table_name, c.column_name, c.component, c.declared_component,
-        {{ dbrouter.list_has_all('c.label_tokens', 'sp.toks') }}
-            and ({{ dbrouter.list_has_any('c.column_tokens', 'sp.toks') }} or c.represents_table) as is_exact,
-        {{ dbrouter.list_has_all('c.value_tokens', 'sp.toks') }} as is_value,
-        {{ dbrouter.cosine_similarity('c.embedding', 'sp.v') }} as cos
-    from candidates as cand
-    join {{ dbrouter.kb_relation('kb_column_phrases') }} as c
-      on c.db_id = cand.db_id and c.phrase_model = {{ dbrouter._phrase_model(path) }}
-    cross join spans as sp
+    {{ dbrouter.column_phrase_hits(path, dbrouter._phrase_model(path)) }}
 ),
 span_words_hit as (
     select h.db_id, cast(w.value as integer) as word_index, h.table_name, h.column_name,

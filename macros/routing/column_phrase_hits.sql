@@ -1,0 +1,53 @@
+{#-
+  The (column, span) pairs of route_map_by_embedding_step: every column phrase of the candidate
+  databases with every question span, with how it matches - is_exact (by name), is_value (by
+  sample value) - and its phrase-embedder cosine. Columns: db_id, span, word_idx, table_name,
+  column_name, component, declared_component, is_exact, is_value, cos. Reads CTEs candidates
+  (db_id) and spans (span, word_idx, toks, v) of the step.
+
+  Args:
+    path: 'udf' or 'sql' (route_paths).
+    model: SQL expression of the phrase model the phrases must carry.
+-#}
+{% macro column_phrase_hits(path, model) -%}
+  {{ return(adapter.dispatch('column_phrase_hits', 'dbrouter')(path, model)) }}
+{%- endmacro %}
+
+{#- Every pair, as a join of the candidates' phrases with the spans: the step keeps those that
+    match exactly or whose cosine reaches dbrouter__phrase_threshold. -#}
+{% macro default__column_phrase_hits(path, model) -%}
+select c.db_id, sp.span, sp.word_idx, c.table_name, c.column_name, c.component, c.declared_component,
+    {{ dbrouter.list_has_all('c.label_tokens', 'sp.toks') }}
+        and ({{ dbrouter.list_has_any('c.column_tokens', 'sp.toks') }} or c.represents_table) as is_exact,
+    {{ dbrouter.list_has_all('c.value_tokens', 'sp.toks') }} as is_value,
+    {{ dbrouter.cosine_similarity('c.embedding', 'sp.v') }} as cos
+from candidates as cand
+join {{ dbrouter.kb_relation('kb_column_phrases') }} as c
+  on c.db_id = cand.db_id and c.phrase_model = {{ model }}
+cross join spans as sp
+{%- endmacro %}
+
+{#- DuckDB's UDF path (var dbrouter__vector_index): the phrases' vectors and token posting lists
+    are held in the UDF process (dbrouter_phrase_hits, python_udfs/phrase_index.py), which returns
+    only the pairs the step can keep - an exact match or a cosine at or above the threshold -
+    instead of a join of every candidate column with every span (130k rows for ten databases of
+    450 columns and 30 spans) over a scan of their vectors. Spans are numbered to be passed as
+    lists and joined back. -#}
+{% macro duckdb__column_phrase_hits(path, model) -%}
+{%- if path != 'udf' or not dbrouter.get_var('dbrouter__vector_index') -%}
+{{ dbrouter.default__column_phrase_hits(path, model) }}
+{%- else -%}
+with numbered as (
+    select span, word_idx, toks, v, row_number() over (order by span, word_idx) as span_no
+    from spans
+)
+select u.h.db_id, sp.span, sp.word_idx, u.h.table_name, u.h.column_name, u.h.component, u.h.declared_component,
+    u.h.is_exact, u.h.is_value, u.h.cos
+from (select unnest(dbrouter_phrase_hits('{{ dbrouter.kb_relation('kb_column_phrases') }}', {{ model }},
+          (select list(distinct db_id) from candidates),
+          (select list(toks order by span_no) from numbered),
+          (select list(v order by span_no) from numbered),
+          {{ dbrouter.get_var('dbrouter__phrase_threshold') | float }})) as h) as u
+join numbered as sp on sp.span_no = u.h.span_no
+{%- endif -%}
+{%- endmacro %}

@@ -1,0 +1,197 @@
+"""The column phrases' vectors and tokens in the UDF process: the re-rank's span mapping without a
+cross join (issue 23).
+
+``route_map_by_embedding_step`` maps each question span to the columns of the candidate
+databases whose phrase it matches: exactly by name (every span word a label token, one a column
+token or the column represents its table), exactly by value (every span word a token of the
+column's short sample values), or by the phrase-embedder cosine at or above a threshold. As SQL
+that is a join of every candidate column with every span - 130k rows for a question of 30 spans
+over ten databases of 450 columns - and it read every candidate's vectors through a scan.
+
+Here the phrases of one phrase model are one matrix, rows grouped by database, with posting lists
+of their label, column and value tokens: the cosines are one matrix product over the candidates'
+row ranges, the exact matches intersections of posting lists, and only the (column, span) pairs
+the step keeps are returned. DuckDB's ``array_cosine_similarity`` differs from the float32 dot
+product of unit vectors by float rounding only (tests: the same pairs away from the threshold).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+
+HIT_TYPE = pa.struct([("db_id", pa.string()), ("table_name", pa.string()), ("column_name", pa.string()),
+                      ("component", pa.string()), ("declared_component", pa.string()), ("span_no", pa.int32()),
+                      ("is_exact", pa.bool_()), ("is_value", pa.bool_()), ("cos", pa.float32())])
+"""One kept (column, span) pair: the column's keys, the span's number, how it matched, the cosine."""
+
+COLUMNS = ("db_id", "table_name", "column_name", "component", "declared_component", "label_tokens",
+           "column_tokens", "represents_table", "value_tokens", "embedding")
+"""What :func:`build_index` reads of ``kb_column_phrases``."""
+
+_EMPTY = np.zeros(0, np.int64)
+
+
+@dataclass(frozen=True)
+class PhraseIndex:
+    """One phrase model's column phrases, rows ordered by database.
+
+    Attributes:
+        vectors: (rows, dim) float32 unit vectors (a zero vector stays zero: its cosine is NaN).
+        zero: rows whose stored vector is all zeros.
+        keys: the returned string columns (db_id, table_name, column_name, component,
+            declared_component) in row order.
+        represents: rows whose column represents its table.
+        label: token -> sorted rows whose label tokens hold it.
+        column: token -> sorted rows whose column tokens hold it.
+        value: token -> sorted rows whose value tokens hold it.
+        db_rows: database name -> (first row, end row).
+    """
+
+    vectors: np.ndarray
+    zero: np.ndarray
+    keys: dict[str, pa.Array]
+    represents: np.ndarray
+    label: dict[str, np.ndarray]
+    column: dict[str, np.ndarray]
+    value: dict[str, np.ndarray]
+    db_rows: dict[str, tuple[int, int]]
+
+    @property
+    def rows(self) -> int:
+        """How many column phrases the index holds."""
+        return len(self.zero)
+
+
+def _postings(lists: list[list[str] | None]) -> dict[str, np.ndarray]:
+    out: dict[str, list[int]] = {}
+    for row, tokens in enumerate(lists):
+        for t in set(tokens or ()):
+            out.setdefault(t, []).append(row)
+    return {t: np.asarray(rows, np.int64) for t, rows in out.items()}
+
+
+def build_index(table: pa.Table) -> PhraseIndex:
+    """Index one phrase model's column phrases.
+
+    Args:
+        table: the :data:`COLUMNS` of ``kb_column_phrases`` for one ``phrase_model``.
+
+    Returns:
+        The index.
+
+    Raises:
+        ValueError: vectors of different sizes.
+    """
+    n = table.num_rows
+    table = table.sort_by([("db_id", "ascending")]) if n else table
+    db_ids = table.column("db_id").to_pylist()
+    emb = table.column("embedding").combine_chunks() if n else None
+    if emb is not None and pa.types.is_fixed_size_list(emb.type):
+        matrix = emb.values.to_numpy(zero_copy_only=False).astype(np.float32).reshape(n, emb.type.list_size)
+    elif emb is not None:
+        matrix = np.asarray([v if v is not None else [] for v in emb.to_pylist()], dtype=np.float32)
+        if matrix.ndim != 2:
+            raise ValueError("phrase index: the vectors are not all of one size")
+    else:
+        matrix = np.zeros((0, 1), np.float32)
+    norms = np.linalg.norm(matrix, axis=1)
+    zero = norms == 0
+    matrix = np.ascontiguousarray(matrix / np.where(zero, 1.0, norms)[:, None], dtype=np.float32)
+    db_rows: dict[str, tuple[int, int]] = {}
+    for row, db in enumerate(db_ids):
+        first, _ = db_rows.get(db, (row, row))
+        db_rows[db] = (first, row + 1)
+    represents = np.asarray([bool(x) for x in table.column("represents_table").to_pylist()], bool)
+    keys = {k: table.column(k).combine_chunks() if n else pa.array([], pa.string())
+            for k in ("db_id", "table_name", "column_name", "component", "declared_component")}
+    return PhraseIndex(matrix, zero, keys, represents, _postings(table.column("label_tokens").to_pylist()),
+                       _postings(table.column("column_tokens").to_pylist()),
+                       _postings(table.column("value_tokens").to_pylist()), db_rows)
+
+
+def _all_of(postings: dict[str, np.ndarray], tokens: Sequence[str], inside: np.ndarray) -> np.ndarray:
+    """Rows (among ``inside``, a boolean row mask) whose tokens hold every one of ``tokens``."""
+    lists = [postings.get(t, _EMPTY) for t in dict.fromkeys(tokens)]
+    if not lists:  # no words: every row holds them (SQL's list_has_all(x, []))
+        return np.flatnonzero(inside)
+    lists.sort(key=len)
+    rows = lists[0][inside[lists[0]]]
+    for other in lists[1:]:
+        if not len(rows):
+            break
+        rows = np.intersect1d(rows, other, assume_unique=True)
+    return rows
+
+
+def _any_of(postings: dict[str, np.ndarray], tokens: Sequence[str], inside: np.ndarray) -> np.ndarray:
+    """Rows (among ``inside``) whose tokens hold at least one of ``tokens``."""
+    parts = [p[inside[p]] for t in dict.fromkeys(tokens) if len(p := postings.get(t, _EMPTY))]
+    return np.unique(np.concatenate(parts)) if parts else _EMPTY
+
+
+def span_hits(index: PhraseIndex, dbs: Sequence[str] | None, span_tokens: Sequence[Sequence[str]],
+              span_vectors: Sequence[Sequence[float] | None], threshold: float) -> pa.StructArray:
+    """The (column, span) pairs of the candidate databases that the span mapping keeps.
+
+    Args:
+        index: from :func:`build_index`.
+        dbs: the candidate databases (unknown names are ignored).
+        span_tokens: each span's words (span number = position, from 1).
+        span_vectors: each span's phrase vector (None or zeros: no cosine, exact matches only).
+        threshold: dbrouter__phrase_threshold; a pair is kept when it matches exactly by name or by
+            value, or its cosine is at least this.
+
+    Returns:
+        A struct array of :data:`HIT_TYPE`.
+
+    Raises:
+        ValueError: as many tokens as vectors are not given, or a vector of another size.
+    """
+    if len(span_tokens) != len(span_vectors):
+        raise ValueError(f"dbrouter_phrase_hits: {len(span_tokens)} spans' tokens but {len(span_vectors)} vectors")
+    ranges = [index.db_rows[d] for d in dict.fromkeys(dbs or []) if d in index.db_rows]
+    if not ranges or not len(span_tokens):
+        return pa.array([], HIT_TYPE)
+    rows = np.concatenate([np.arange(a, b) for a, b in ranges])
+    inside = np.zeros(index.rows, bool)
+    inside[rows] = True
+    local = np.full(index.rows, -1, np.int64)
+    local[rows] = np.arange(len(rows))
+    dim = index.vectors.shape[1]
+    s = np.zeros((len(span_vectors), dim), np.float32)
+    for i, v in enumerate(span_vectors):
+        if v is not None:
+            a = np.asarray(v, np.float32)
+            if a.shape != (dim,):
+                raise ValueError(f"dbrouter_phrase_hits: a span vector has {a.size} values, the phrases' {dim}")
+            s[i] = a
+    s_norm = np.linalg.norm(s, axis=1)
+    s = s / np.where(s_norm == 0, 1.0, s_norm)[:, None]
+    sims = np.concatenate([np.dot(index.vectors[a:b], s.T) for a, b in ranges]).astype(np.float32)
+    sims[index.zero[rows]] = np.nan
+    sims[:, s_norm == 0] = np.nan
+    out_rows, out_span, out_exact, out_value = [], [], [], []
+    for j, toks in enumerate(span_tokens):
+        named = np.union1d(_any_of(index.column, toks, inside), np.flatnonzero(index.represents & inside))
+        exact = np.intersect1d(_all_of(index.label, toks, inside), named, assume_unique=True)
+        value = _all_of(index.value, toks, inside)
+        with np.errstate(invalid="ignore"):
+            similar = rows[sims[:, j] >= threshold]
+        kept = np.union1d(np.union1d(exact, value), similar)
+        out_rows.append(kept)
+        out_span.append(np.full(len(kept), j + 1, np.int32))
+        out_exact.append(np.isin(kept, exact, assume_unique=True))
+        out_value.append(np.isin(kept, value, assume_unique=True))
+    kept_rows = np.concatenate(out_rows)
+    spans = np.concatenate(out_span)
+    take = pa.array(kept_rows)
+    return pa.StructArray.from_arrays(
+        [*(index.keys[k].take(take) for k in ("db_id", "table_name", "column_name", "component",
+                                              "declared_component")),
+         pa.array(spans, pa.int32()), pa.array(np.concatenate(out_exact)), pa.array(np.concatenate(out_value)),
+         pa.array(sims[local[kept_rows], spans - 1], pa.float32())],
+        fields=list(HIT_TYPE))

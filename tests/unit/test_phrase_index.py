@@ -1,0 +1,82 @@
+"""python_udfs.phrase_index against DuckDB itself: the same column phrases and spans in tables, the
+span mapping's join (column_phrase_hits' SQL: exact by name, exact by value, cosine at or above the
+threshold) and the pairs the index returns must be the same, with the same cosines."""
+
+from __future__ import annotations
+
+import duckdb
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from python_udfs.phrase_index import build_index, span_hits
+
+DIM = 8
+THRESHOLD = 0.3
+WORDS = ["order", "total", "customer", "name", "city", "paris", "date", "id"]
+
+
+def phrases(seed: int = 0) -> pa.Table:
+    rng = np.random.default_rng(seed)
+    rows = []
+    for d in range(6):
+        for c in range(int(rng.integers(3, 12))):
+            label = sorted({str(w) for w in rng.choice(WORDS, size=int(rng.integers(1, 4)))})
+            rows.append({"db_id": f"db{d}", "table_name": f"t{c % 3}", "column_name": f"c{c}",
+                         "component": f"p{c % 2}", "declared_component": f"q{c % 2}", "label_tokens": label,
+                         "column_tokens": label[-1:], "represents_table": bool(c % 5 == 0),
+                         "value_tokens": [str(w) for w in rng.choice(WORDS, size=int(rng.integers(0, 3)))]})
+    vectors = rng.normal(size=(len(rows), DIM)).astype(np.float32)
+    vectors[3] = 0  # a phrase the model knows no token of: cosine NaN, exact matches only
+    table = pa.Table.from_pylist(rows)
+    return table.append_column("embedding", pa.FixedSizeListArray.from_arrays(pa.array(vectors.ravel()), DIM))
+
+
+SPANS = [["order", "total"], ["customer"], ["paris"], ["city", "name"], ["unknown"], ["id"]]
+
+
+def span_vectors(seed: int = 1) -> list[np.ndarray]:
+    out = list(np.random.default_rng(seed).normal(size=(len(SPANS), DIM)).astype(np.float32))
+    out[4] = np.zeros(DIM, np.float32)  # a span of no known token: no cosine
+    return out
+
+
+def test_the_index_returns_exactly_the_pairs_of_the_join():
+    table = phrases()
+    vectors = span_vectors()
+    con = duckdb.connect()
+    con.register("phrases_arrow", table)
+    con.execute("create table phrases as select * exclude (embedding), "
+                f"cast(embedding as float[{DIM}]) as embedding from phrases_arrow")
+    con.register("spans_arrow", pa.table({"span_no": list(range(1, len(SPANS) + 1)), "toks": SPANS,
+                                         "v": [v.tolist() for v in vectors]}))
+    dbs = ["db0", "db3", "db4", "nope"]
+    sql = con.execute(f"""
+        select c.db_id, c.table_name, c.column_name, c.component, c.declared_component, cast(sp.span_no as integer),
+            list_has_all(c.label_tokens, sp.toks) and (list_has_any(c.column_tokens, sp.toks) or c.represents_table),
+            list_has_all(c.value_tokens, sp.toks),
+            array_cosine_similarity(c.embedding, cast(sp.v as float[{DIM}])) as cos
+        from phrases as c cross join spans_arrow as sp
+        where c.db_id in ('db0', 'db3', 'db4', 'nope')""").fetchall()
+    kept = {r[:8]: r[8] for r in sql
+            if r[6] or r[7] or (r[8] is not None and not np.isnan(r[8]) and r[8] >= THRESHOLD)}
+    assert any(r[6] for r in kept) and any(r[7] for r in kept) and any(not (r[6] or r[7]) for r in kept)
+    hits = span_hits(build_index(table), dbs, SPANS, vectors, THRESHOLD).to_pylist()
+    got = {tuple(h.values())[:8]: h["cos"] for h in hits}
+    assert len(hits) == len(got)  # each pair once
+    assert set(got) == set(kept)
+    for key, cos in kept.items():
+        if cos is None or np.isnan(cos):
+            assert np.isnan(got[key])
+        else:
+            assert got[key] == pytest.approx(cos, abs=1e-6)
+
+
+def test_no_candidates_or_no_spans_give_no_pairs_and_bad_vectors_are_refused():
+    index = build_index(phrases())
+    assert len(span_hits(index, ["nope"], SPANS, span_vectors(), THRESHOLD)) == 0
+    assert len(span_hits(index, ["db1"], [], [], THRESHOLD)) == 0
+    with pytest.raises(ValueError, match="span vector has 3 values"):
+        span_hits(index, ["db1"], [["order"]], [np.zeros(3, np.float32)], THRESHOLD)
+    with pytest.raises(ValueError, match="1 spans' tokens but 2 vectors"):
+        span_hits(index, ["db1"], [["order"]], span_vectors()[:2], THRESHOLD)
