@@ -39,6 +39,7 @@
     'dbrouter__abstain_in_repository': 0.02,
     'dbrouter__phrase_max_words': 3,
     'dbrouter__max_hops': 6,
+    'dbrouter__reachability_max_tables': 2000,
     'dbrouter__sbr_window': 2,
     'dbrouter__max_question_chars': 2000,
     'dbrouter__snowflake_embedder': 'cortex_768',
