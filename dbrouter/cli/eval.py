@@ -195,6 +195,19 @@ def run_serve(args: argparse.Namespace) -> tuple[list[Any], int | None]:
     return [serve_report(result, command)], None
 
 
+def run_mcp(args: argparse.Namespace) -> tuple[list[Any], int | None]:
+    """Round-trip latency of `dbrouter mcp`'s tools through the MCP SDK's stdio client."""
+    from dbrouter.eval.mcp import mcp_report, run_mcp_latency
+
+    result = run_mcp_latency(warehouse_path(args), args.requests)
+    return [mcp_report(result, f"dbrouter eval mcp --warehouse {warehouse_path(args)} --requests {args.requests}")], None
+
+
+def _mcp_options(sp: argparse.ArgumentParser) -> None:
+    sp.add_argument("--warehouse", help=f"a built KB with examples (default $DBROUTER_WAREHOUSE or {DEFAULT_WAREHOUSE})")
+    sp.add_argument("--requests", type=int, default=100, help="calls per tool (default 100)")
+
+
 def serve_options(sp: argparse.ArgumentParser) -> None:
     sp.add_argument("--warehouse", help=f"a built KB with example questions (default $DBROUTER_WAREHOUSE or "
                     f"{DEFAULT_WAREHOUSE})")
@@ -271,6 +284,8 @@ EVALS: tuple[EvalCommand, ...] = (
     EvalCommand("sql", "execution accuracy (EX) of generated SQL; needs an LLM", run_sql, _sql_options, limit=True),
     EvalCommand("serve", "load test of `dbrouter serve`: route_query throughput and p50/p95 latency", run_serve,
                 serve_options, benchmark=False),
+    EvalCommand("mcp", "round trips of `dbrouter mcp`'s route, link and run_sql through the MCP SDK's stdio client",
+                run_mcp, _mcp_options, benchmark=False),
     EvalCommand("firstrun", "what a new user waits for: distillation, first build, cold and warm routing, in fresh "
                 "processes", run_firstrun, firstrun_options, benchmark=False),
 )

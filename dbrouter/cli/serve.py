@@ -9,6 +9,7 @@ import argparse
 
 from dbrouter.cli.common import add_warehouse, warehouse_path
 from dbrouter.console import err
+from dbrouter.errors import DbrouterError
 from dbrouter.serve import MAX_CONNECTIONS, MAX_ROWS
 
 
@@ -28,6 +29,21 @@ def cmd_serve(args) -> int:
     finally:
         server.server_close()
         server.kb.close()
+    return 0
+
+
+def cmd_mcp(args) -> int:
+    """`mcp`: the knowledge base as an MCP server (stdio, or streamable HTTP with --http) until closed."""
+    from dbrouter.llm import LLMClient
+    from dbrouter.serve.mcp import McpConfig, run
+    from dbrouter.serve.server import password_from_env
+
+    config = McpConfig(warehouse_path(args), http=args.http, host=args.host, port=args.port,
+                       password=password_from_env(args.password_env), allow_remote=args.allow_remote)
+    if not config.warehouse.is_file():
+        raise DbrouterError(f"{config.warehouse} does not exist: build a knowledge base first (`make demo` or "
+                            "`dbrouter build --sources FILE`), or pass --warehouse")
+    run(config, LLMClient.from_env(), log=err)
     return 0
 
 
@@ -56,3 +72,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     sp.add_argument("--max-rows", type=_positive, default=MAX_ROWS,
                     help=f"rows of one result; more is an error asking for a LIMIT (default {MAX_ROWS:,})")
     sp.set_defaults(func=cmd_serve)
+
+    sp = sub.add_parser("mcp", help="serve the knowledge base to agents as a Model Context Protocol server "
+                        "(stdio; --http for streamable HTTP on loopback)")
+    add_warehouse(sp)
+    sp.add_argument("--http", action="store_true", help="streamable HTTP at http://HOST:PORT/mcp instead of stdio")
+    sp.add_argument("--host", default="127.0.0.1", help="address to listen on with --http (default 127.0.0.1)")
+    sp.add_argument("--port", type=int, default=8765, help="port with --http (default 8765)")
+    sp.add_argument("--password-env", metavar="VAR",
+                    help="with --http, require 'Authorization: Bearer <password>' holding environment variable VAR")
+    sp.add_argument("--allow-remote", action="store_true", help="allow a non-loopback --host (needs --password-env)")
+    sp.set_defaults(func=cmd_mcp)

@@ -39,6 +39,7 @@ import re
 import socket
 import struct
 import threading
+from collections.abc import Generator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -306,6 +307,37 @@ class KnowledgeBase:
             finally:
                 timer.cancel()
                 if session is None:
+                    cur.close()
+        finally:
+            self._leave(gen)
+
+    @contextlib.contextmanager
+    def cursor(self, shared: bool = False) -> Generator[Any]:
+        """A cursor on the current warehouse for one call of Python code (``dbrouter mcp``'s tools):
+        reopened after a rebuild like every query, with the UDF route path, and interrupted after
+        the endpoint's timeout.
+
+        Args:
+            shared: yield the generation's own connection (``dbrouter.connect``'s, route path set)
+                instead of a new cursor, which costs its route-path macros on every call; the
+                caller must not use it from two threads at once.
+
+        Yields:
+            The cursor (closed afterwards unless shared).
+        """
+        self.refresh()
+        gen = self._enter()
+        try:
+            cur = gen.con if shared else gen.con.cursor()
+            timer = threading.Timer(self.timeout, cur.interrupt)
+            try:
+                if gen.path_ddl and not shared:
+                    cur.execute(gen.path_ddl)
+                timer.start()
+                yield cur
+            finally:
+                timer.cancel()
+                if not shared:
                     cur.close()
         finally:
             self._leave(gen)

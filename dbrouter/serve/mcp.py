@@ -1,0 +1,405 @@
+"""`dbrouter mcp`: the knowledge base as a Model Context Protocol server (the official ``mcp`` SDK).
+
+An MCP client *is* an LLM, so route -> link -> the agent writes SQL -> ``run_sql`` answers
+questions with no LLM configured in dbrouter. The tools (:data:`TOOLS` lists their names):
+
+* ``list_databases`` - every database with its description and size;
+* ``describe`` - a database's tables, or one table's columns (types, keys, descriptions, samples);
+* ``route`` - which databases answer a question: ranking, evidence, abstention;
+* ``link`` - the tables and columns a question needs, as a prompt-ready schema;
+* ``retrieve`` - the domain statements and question/SQL examples closest to a question;
+* ``run_sql`` - one read-only SELECT on a database's source, through ``ask``'s guard, read-only
+  session, timeout and row cap;
+* ``ask`` - question to answer with dbrouter's own SQL generation (registered only when an LLM is
+  configured: ``DBROUTER_LLM_BASE_URL``).
+
+Every call gets a cursor of its own on the warehouse (:meth:`KnowledgeBase.cursor`: reopened after
+a rebuild, interrupted after the timeout). Bad arguments and refused SQL are tool errors (the
+result's ``isError``); the server keeps serving. Transport: stdio (default), or streamable HTTP on
+loopback with ``--http``; a non-loopback ``--host`` needs ``--allow-remote`` and a password
+(``--password-env``), which HTTP clients send as ``Authorization: Bearer <password>``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hmac
+import threading
+from collections.abc import Generator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from dbrouter.errors import DbrouterError
+
+TOOLS = ("list_databases", "describe", "route", "link", "retrieve", "run_sql", "ask")
+"""The tools, in the order clients list them (``ask`` only with an LLM configured)."""
+
+MAX_K = 20
+"""Most candidates, statements or examples one call returns."""
+MAX_DESCRIBED_COLUMNS = 400
+"""Columns ``describe`` lists for a whole database; a wider one lists its tables' sizes (ask per table)."""
+MAX_RESULT_ROWS = 500
+"""Most rows ``run_sql`` returns."""
+SQL_TIMEOUT = 30.0
+"""Seconds a ``run_sql`` statement may run (as ``ask``)."""
+MAX_SQL_CHARS = 20_000
+"""Longest SQL text ``run_sql`` accepts."""
+
+
+@dataclass
+class McpConfig:
+    """How to serve: the warehouse, the transport and, for HTTP, the address and password."""
+
+    warehouse: Path
+    http: bool = False
+    host: str = "127.0.0.1"
+    port: int = 8765
+    password: str | None = None
+    allow_remote: bool = False
+
+
+def _bounded(value: int, name: str, low: int, high: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise DbrouterError(f"{name} must be a whole number from {low} to {high}, got {value!r}")
+    return value
+
+
+def _cell(value: Any) -> Any:
+    from dbrouter.answer.ask import json_value
+
+    return json_value(value)
+
+
+class Tools:
+    """The tools' implementations over one warehouse (plain methods: tested without a transport).
+
+    Args:
+        warehouse: the KB file (opened read-only, reopened after a rebuild).
+        llm: the LLM client for ``ask`` (None: not configured).
+    """
+
+    def __init__(self, warehouse: Path, llm=None) -> None:
+        from dbrouter.serve.server import KnowledgeBase
+
+        self.kb = KnowledgeBase(warehouse)
+        self.llm = llm
+        self._lock = threading.Lock()  # one call at a time: a warehouse connection is not shared across threads
+
+    def close(self) -> None:
+        """Close the warehouse."""
+        self.kb.close()
+
+    def list_databases(self) -> list[dict[str, Any]]:
+        """Every database: ``db_id``, description, source type, tables, columns, examples, statements."""
+        with self._lock, self.kb.cursor(shared=True) as con:
+            rows = con.execute("select db_id, database_description, source_type, n_tables, n_columns, n_examples, "
+                               "n_statements from kb_databases order by db_id").fetchall()
+        keys = ("db_id", "description", "source_type", "tables", "columns", "examples", "statements")
+        return [dict(zip(keys, r)) for r in rows]
+
+    def describe(self, db: str, table: str | None = None) -> dict[str, Any]:
+        """A database's tables and columns, or one table's columns.
+
+        Args:
+            db: the database.
+            table: one of its tables (None: the whole database; beyond
+                :data:`MAX_DESCRIBED_COLUMNS` columns only the tables are listed).
+
+        Returns:
+            ``{db_id, tables: [{table, description, rows, columns: [...]}]}``.
+        """
+        from dbrouter.linking.columns import all_columns
+        from dbrouter.retrieval import require_database
+
+        with self._lock, self.kb.cursor(shared=True) as con:
+            require_database(con, db)
+            tables = con.execute("select table_name, table_description, row_count, n_columns from kb_tables "
+                                 "where db_id = ? and (? is null or table_name = ?) order by table_name",
+                                 [db, table, table]).fetchall()
+            if table is not None and not tables:
+                import difflib
+
+                known = [r[0] for r in con.execute("select table_name from kb_tables where db_id = ?", [db]).fetchall()]
+                close = difflib.get_close_matches(table, known, n=3)
+                raise DbrouterError(f"table {table!r} is not in {db}" + (f"; did you mean {', '.join(close)}?" if close
+                                                                          else f" ({len(known)} tables)"))
+            total = sum(int(r[3] or 0) for r in tables)
+            listed = table is not None or total <= MAX_DESCRIBED_COLUMNS
+            columns = [c for c in all_columns(con, db) if table is None or c.table == table] if listed else []
+        by_table: dict[str, list[dict[str, Any]]] = {}
+        for c in columns:
+            by_table.setdefault(c.table, []).append(
+                {"column": c.column, "type": c.data_type, "primary_key": c.primary_key, "references": c.references,
+                 "description": c.description, "samples": list(c.samples[:5])})
+        out: dict[str, Any] = {"db_id": db, "tables": [
+            {"table": t, "description": d, "rows": n, "n_columns": nc, **({"columns": by_table.get(t, [])} if listed
+                                                                          else {})}
+            for t, d, n, nc in tables]}
+        if not listed:
+            out["note"] = (f"{db} has {total} columns: only its tables are listed; call describe with a table "
+                           "for its columns, or link with the question")
+        return out
+
+    def route(self, question: str, k: int = 3) -> dict[str, Any]:
+        """Which databases can answer ``question``.
+
+        Args:
+            question: the question.
+            k: candidates returned (1 to :data:`MAX_K`).
+
+        Returns:
+            ``{best, abstained, reason, ranking: [{rank, db_id, score, evidence}]}``.
+        """
+        from dbrouter.answer.ask import check_question
+        from dbrouter.routing.route import route
+
+        text = check_question(question)
+        k = _bounded(k, "k", 1, MAX_K)
+        with self._lock, self.kb.cursor(shared=True) as con:
+            result = route(con, text, k=k)
+        return {"best": result.best, "abstained": result.abstained, "reason": result.reason,
+                "ranking": [c.to_dict() for c in result.candidates]}
+
+    def link(self, question: str, db: str | None = None) -> dict[str, Any]:
+        """The tables and columns ``question`` needs, with the prompt-ready schema text.
+
+        Args:
+            question: the question.
+            db: the database (None: the routed one; an abstention is an error naming the closest).
+
+        Returns:
+            ``{db_id, routed, tables, columns, schema, notes}``.
+        """
+        from dbrouter.answer.ask import abstention_message, check_question
+        from dbrouter.linking.columns import render_schema
+        from dbrouter.linking.link import link
+        from dbrouter.retrieval import require_database
+        from dbrouter.routing.route import route
+
+        text = check_question(question)
+        with self._lock, self.kb.cursor(shared=True) as con:
+            if db is None:
+                result = route(con, text, k=3)
+                if result.best is None:
+                    raise DbrouterError(abstention_message(result, "link against").replace("--db", "db"))
+                db = result.best
+                routed = True
+            else:
+                require_database(con, db)
+                routed = False
+            linked = link(con, text, db)
+            schema = render_schema(con, db, linked.columns)
+        return {"db_id": db, "routed": routed, "tables": linked.tables, "columns": linked.names, "schema": schema,
+                "notes": linked.notes}
+
+    def retrieve(self, question: str, db: str | None = None, k: int = 4) -> dict[str, Any]:
+        """Domain statements and question/SQL examples close to ``question``.
+
+        Args:
+            question: the question.
+            db: only this database's (None: every database's).
+            k: statements and examples each (1 to :data:`MAX_K`).
+
+        Returns:
+            ``{statements: [...], examples: [...]}``.
+        """
+        from dbrouter.answer.ask import check_question
+        from dbrouter.retrieval import retrieve_examples, retrieve_statements
+
+        text = check_question(question)
+        k = _bounded(k, "k", 1, MAX_K)
+        with self._lock, self.kb.cursor(shared=True) as con:
+            statements = retrieve_statements(con, text, db, k)
+            examples = retrieve_examples(con, text, db, k)
+        return {"statements": [{"db_id": s.db_id, "statement": s.statement, "expression": s.expression,
+                                "score": s.score} for s in statements],
+                "examples": [{"db_id": e.db_id, "question": e.question, "sql": e.sql, "stage": e.stage,
+                              "score": e.score} for e in examples]}
+
+    def run_sql(self, db: str, sql: str, max_rows: int = 100) -> dict[str, Any]:
+        """Run one read-only SELECT on ``db``'s source.
+
+        Args:
+            db: the database.
+            sql: one SELECT in the source's dialect (anything else is refused before it runs).
+            max_rows: rows returned (1 to :data:`MAX_RESULT_ROWS`); more are counted.
+
+        Returns:
+            ``{db_id, dialect, columns, rows, total_rows, truncated, seconds}``.
+
+        Raises:
+            DbrouterError: unknown database, no data source, refused SQL, or the database's error.
+        """
+        from dbrouter.answer.runners import execute, target_for
+
+        if not isinstance(sql, str) or not sql.strip():
+            raise DbrouterError("sql must be one SELECT statement")
+        if len(sql) > MAX_SQL_CHARS:
+            raise DbrouterError(f"sql is {len(sql):,} characters; at most {MAX_SQL_CHARS:,} are accepted")
+        max_rows = _bounded(max_rows, "max_rows", 1, MAX_RESULT_ROWS)
+        with self._lock, self.kb.cursor(shared=True) as con:
+            target = target_for(con, db)
+        result = execute(target, sql, timeout=SQL_TIMEOUT, row_cap=max_rows)
+        if result.timed_out:
+            raise DbrouterError(f"the statement ran longer than {SQL_TIMEOUT:.0f} s and was stopped")
+        if result.error:
+            raise DbrouterError(f"{db} ({target.dialect}) refused the statement: {result.error}")
+        return {"db_id": db, "dialect": target.dialect, "columns": result.columns,
+                "rows": [[_cell(v) for v in row] for row in result.rows], "total_rows": result.total_rows,
+                "truncated": result.truncated, "seconds": round(result.seconds, 3)}
+
+    def ask(self, question: str, db: str | None = None) -> dict[str, Any]:
+        """Answer with dbrouter's own SQL generation (needs the configured LLM).
+
+        Args:
+            question: the question.
+            db: the database (None: routed).
+
+        Returns:
+            ``ask``'s answer as JSON (``dbrouter ask --json``).
+        """
+        from dbrouter.answer.ask import ask
+
+        with self._lock, self.kb.cursor(shared=True) as con:
+            return ask(con, question, db, llm=self.llm).to_json()
+
+
+def build_server(tools: Tools):
+    """The MCP server exposing ``tools`` (``ask`` only when an LLM is configured).
+
+    Args:
+        tools: the implementations.
+
+    Returns:
+        An ``mcp.server.mcpserver.MCPServer``.
+    """
+    from mcp.server.mcpserver import MCPServer
+    from mcp.server.mcpserver.exceptions import ToolError
+
+    server = MCPServer("dbrouter", log_level="WARNING", instructions=(
+        "dbrouter knows many databases. To answer a data question: route it (which database), link it (the "
+        "tables and columns it needs, as a schema), write one SELECT in the database's dialect from that "
+        "schema, and run it with run_sql. retrieve gives domain rules and example queries; describe and "
+        "list_databases browse the catalogue."))
+
+    @contextlib.contextmanager
+    def errors() -> Generator[None]:
+        """A refused call is a tool error with its message; the server keeps serving."""
+        try:
+            yield
+        except DbrouterError as exc:
+            raise ToolError(str(exc)) from None
+        except Exception as exc:  # a warehouse error or timeout: the call fails, the server stays
+            raise ToolError(f"{type(exc).__name__}: {' '.join(str(exc).split())[:500]}") from None
+
+    @server.tool(description="List every database dbrouter knows: db_id, description, source type, number of "
+                             "tables, columns, examples and statements.")
+    def list_databases() -> dict[str, Any]:
+        with errors():
+            return {"databases": tools.list_databases()}
+
+    @server.tool(description="Describe a database (its tables with their columns) or one table (table=...): "
+                             "column types, primary keys, references, descriptions and sample values. A very "
+                             "wide database lists only its tables: then ask per table.")
+    def describe(db: str, table: str | None = None) -> dict[str, Any]:
+        with errors():
+            return tools.describe(db, table)
+
+    @server.tool(description="Route a natural-language question: which databases can answer it, ranked, with the "
+                             "evidence (matched tables/columns, join path) and whether dbrouter abstains (no "
+                             "database answers it). k = candidates (1-20).")
+    def route(question: str, k: int = 3) -> dict[str, Any]:
+        with errors():
+            return tools.route(question, k)
+
+    @server.tool(description="Link a question to the tables and columns it needs, as a prompt-ready schema (types, "
+                             "keys, samples) to write SQL from. db = the database (default: the routed one).")
+    def link(question: str, db: str | None = None) -> dict[str, Any]:
+        with errors():
+            return tools.link(question, db)
+
+    @server.tool(description="Retrieve the domain statements (business rules, definitions) and question/SQL "
+                             "examples closest to a question, optionally of one database. k = each (1-20).")
+    def retrieve(question: str, db: str | None = None, k: int = 4) -> dict[str, Any]:
+        with errors():
+            return tools.retrieve(question, db, k)
+
+    @server.tool(description="Run one read-only SELECT on a database's source (its own dialect; see "
+                             "list_databases' source_type) and return at most max_rows rows (1-500). Anything but "
+                             "one SELECT is refused; statements stop after 30 s.")
+    def run_sql(db: str, sql: str, max_rows: int = 100) -> dict[str, Any]:
+        with errors():
+            return tools.run_sql(db, sql, max_rows)
+
+    if tools.llm is not None:
+        @server.tool(description="Answer a question end to end with dbrouter's own SQL generation (route, link, "
+                                 "generate with voting and repair, run read-only). db = force a database.")
+        def ask(question: str, db: str | None = None) -> dict[str, Any]:
+            with errors():
+                return tools.ask(question, db)
+
+    return server
+
+
+def bearer_guard(app, password: str):
+    """ASGI middleware: HTTP requests without ``Authorization: Bearer <password>`` get 401.
+
+    Args:
+        app: the ASGI application.
+        password: the password (compared in constant time).
+
+    Returns:
+        The guarded application.
+    """
+    expected = f"Bearer {password}".encode()
+
+    async def guarded(scope, receive, send):
+        if scope["type"] == "http":
+            given = dict(scope.get("headers") or []).get(b"authorization", b"")
+            if not hmac.compare_digest(given, expected):
+                await send({"type": "http.response.start", "status": 401,
+                            "headers": [(b"content-type", b"text/plain"), (b"www-authenticate", b"Bearer")]})
+                await send({"type": "http.response.body",
+                            "body": b"dbrouter mcp: send Authorization: Bearer <password> (dbrouter mcp --password-env)"})
+                return
+        await app(scope, receive, send)
+
+    return guarded
+
+
+def run(config: McpConfig, llm=None, log=None) -> None:
+    """Serve until interrupted (stdio: until the client closes stdin).
+
+    Args:
+        config: what and how to serve.
+        llm: the LLM client for ``ask`` (None: the tool is not offered).
+        log: progress output (stderr; stdout is the stdio transport's).
+
+    Raises:
+        ServeError: a non-loopback host without ``--allow-remote`` and a password.
+    """
+    from dbrouter.serve.server import check_host
+
+    tools = Tools(config.warehouse, llm)
+    try:
+        server = build_server(tools)
+        if not config.http:
+            if log:
+                log(f"dbrouter mcp: serving {config.warehouse} over stdio")
+            server.run("stdio")
+            return
+        check_host(config.host, config.allow_remote, config.password)
+        import anyio
+        import uvicorn
+
+        app = server.streamable_http_app(host=config.host)
+        if config.password:
+            app = bearer_guard(app, config.password)
+        if log:
+            log(f"dbrouter mcp: serving {config.warehouse} on http://{config.host}:{config.port}/mcp "
+                f"({'password required' if config.password else 'no password'}); Ctrl-C stops")
+        uv = uvicorn.Server(uvicorn.Config(app, host=config.host, port=config.port, log_level="warning"))
+        anyio.run(uv.serve)
+    finally:
+        tools.close()

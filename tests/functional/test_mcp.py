@@ -1,0 +1,144 @@
+"""`dbrouter mcp` through the official MCP SDK's own client, over stdio and streamable HTTP, on the
+demo KB: an agent's path (route -> link -> run its SQL -> rows) with no LLM configured, hostile
+SQL refused, bad arguments answered with tool errors by a server that keeps serving, and the HTTP
+transport's password and remote-address rules."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+
+import anyio
+import pytest
+
+from tests.conftest import DBROUTER, ROOT
+
+pytest.importorskip("mcp")
+
+from mcp.client.session import ClientSession  # noqa: E402
+from mcp.client.stdio import StdioServerParameters, stdio_client  # noqa: E402
+from mcp.client.streamable_http import streamable_http_client  # noqa: E402
+from mcp.shared._httpx_utils import create_mcp_http_client  # noqa: E402
+
+ENV = {**os.environ, "DBROUTER_EMBEDDER": "hash", "DBROUTER_LLM_BASE_URL": ""}
+QUESTION = "How many singers do we have?"
+
+
+def _json(result) -> dict | list:
+    assert not result.is_error, result.content[0].text
+    return json.loads(result.content[0].text)
+
+
+async def agent_session(s: ClientSession) -> dict:
+    """What an agent does: list, route, link, write SQL from the linked schema, run it; then abuse."""
+    await s.initialize()
+    out: dict = {"tools": [t.name for t in (await s.list_tools()).tools]}
+    out["databases"] = _json(await s.call_tool("list_databases", {}))["databases"]
+    routed = _json(await s.call_tool("route", {"question": QUESTION, "k": 3}))
+    out["routed"] = routed
+    linked = _json(await s.call_tool("link", {"question": QUESTION}))
+    out["linked"] = linked
+    out["rows"] = _json(await s.call_tool("run_sql", {"db": "concert_singer", "sql": "select count(*) from singer"}))
+    out["described"] = _json(await s.call_tool("describe", {"db": "concert_singer", "table": "singer"}))
+    out["retrieved"] = _json(await s.call_tool("retrieve", {"question": QUESTION, "k": 2}))
+    errors = {}
+    for name, args in (("hostile", ("run_sql", {"db": "concert_singer", "sql": "drop table singer"})),
+                       ("two_statements", ("run_sql", {"db": "concert_singer",
+                                                       "sql": "select 1; delete from singer"})),
+                       ("attach", ("run_sql", {"db": "concert_singer", "sql": "attach database '/tmp/x' as x"})),
+                       ("typo", ("describe", {"db": "concert_singr"})),
+                       ("bad_k", ("route", {"question": QUESTION, "k": 99})),
+                       ("wrong_type", ("route", {"question": QUESTION, "k": "three"})),
+                       ("empty", ("link", {"question": "   "})),
+                       ("missing", ("run_sql", {"db": "concert_singer"}))):
+        result = await s.call_tool(args[0], args[1])
+        errors[name] = (result.is_error, result.content[0].text if result.content else "")
+    out["errors"] = errors
+    # still serving after every refusal, and the data is untouched
+    out["after"] = _json(await s.call_tool("run_sql", {"db": "concert_singer", "sql": "select count(*) from singer"}))
+    return out
+
+
+def check_agent_session(out: dict) -> None:
+    assert out["tools"] == ["list_databases", "describe", "route", "link", "retrieve", "run_sql"]  # no LLM: no ask
+    assert "concert_singer" in [d["db_id"] for d in out["databases"]] and len(out["databases"]) == 10
+    assert out["routed"]["best"] in ("concert_singer", "singer") and not out["routed"]["abstained"]
+    assert len(out["routed"]["ranking"]) == 3 and "evidence" in out["routed"]["ranking"][0]
+    assert out["linked"]["routed"] and out["linked"]["db_id"] == out["routed"]["best"]
+    assert any(c.lower().startswith("singer.") for c in out["linked"]["columns"]) and "singer" in out["linked"]["schema"]
+    assert out["rows"]["rows"] == [[6]] and out["rows"]["dialect"] == "sqlite"
+    assert "Name" in [c["column"] for c in out["described"]["tables"][0]["columns"]]
+    assert set(out["retrieved"]) == {"statements", "examples"}
+    e = out["errors"]
+    assert all(is_error for is_error, _ in e.values()), e
+    assert "DROP statement" in e["hostile"][1] and "concert_singer" in e["typo"][1]
+    assert "from 1 to 20" in e["bad_k"][1] and "did you mean concert_singer" in e["typo"][1]
+    assert out["after"]["rows"] == [[6]]
+
+
+def test_stdio_agent_session_end_to_end(built_kb):
+    async def main() -> dict:
+        params = StdioServerParameters(command=DBROUTER, args=["mcp", "--warehouse", str(built_kb["warehouse"])],
+                                       env=ENV, cwd=str(ROOT))
+        async with stdio_client(params) as (r, w), ClientSession(r, w) as s:
+            return await agent_session(s)
+
+    check_agent_session(anyio.run(main))
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture()
+def http_server(built_kb):
+    port = _free_port()
+    env = {**ENV, "MCP_TEST_PASSWORD": "s3cret"}
+    proc = subprocess.Popen([DBROUTER, "mcp", "--http", "--port", str(port), "--password-env", "MCP_TEST_PASSWORD",
+                             "--warehouse", str(built_kb["warehouse"])], env=env, cwd=str(ROOT),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        with socket.socket() as s:
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                break
+        if proc.poll() is not None:
+            pytest.fail(f"dbrouter mcp --http exited: {proc.stderr.read()}")
+        time.sleep(0.2)
+    yield f"http://127.0.0.1:{port}/mcp"
+    proc.terminate()
+    proc.wait(timeout=30)
+
+
+def test_http_agent_session_needs_the_password(http_server):
+    async def main(password: str) -> dict:
+        client = create_mcp_http_client(headers={"Authorization": f"Bearer {password}"})
+        async with client, streamable_http_client(http_server, http_client=client) as (r, w), \
+                ClientSession(r, w) as s:
+            return await agent_session(s)
+
+    check_agent_session(anyio.run(main, "s3cret"))
+    import httpx2
+
+    refused = httpx2.post(http_server, json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+                          headers={"Authorization": "Bearer wrong"})
+    assert refused.status_code == 401 and "Bearer" in refused.text
+
+
+def test_a_remote_address_needs_allow_remote_and_a_password(built_kb):
+    proc = subprocess.run([DBROUTER, "mcp", "--http", "--host", "0.0.0.0", "--warehouse", str(built_kb["warehouse"])],
+                          env=ENV, cwd=str(ROOT), capture_output=True, text=True, timeout=60)
+    assert proc.returncode != 0 and "--allow-remote" in proc.stderr
+    proc = subprocess.run([DBROUTER, "mcp", "--http", "--host", "0.0.0.0", "--allow-remote",
+                           "--warehouse", str(built_kb["warehouse"])], env=ENV, cwd=str(ROOT), capture_output=True,
+                          text=True, timeout=60)
+    assert proc.returncode != 0 and "password" in proc.stderr
+    missing = subprocess.run([sys.executable, "-m", "dbrouter.cli.main", "mcp", "--warehouse", "/nonexistent.duckdb"],
+                             env=ENV, cwd=str(ROOT), capture_output=True, text=True, timeout=60)
+    assert missing.returncode != 0 and "build a knowledge base first" in missing.stderr
