@@ -203,6 +203,23 @@ def run_mcp(args: argparse.Namespace) -> tuple[list[Any], int | None]:
     return [mcp_report(result, f"dbrouter eval mcp --warehouse {warehouse_path(args)} --requests {args.requests}")], None
 
 
+def run_batch(args: argparse.Namespace) -> tuple[list[Any], int | None]:
+    """A table of questions routed in one statement against one at a time, per path."""
+    from dbrouter.eval.batch import batch_report
+    from dbrouter.eval.batch import run_batch as batch
+
+    results = batch(warehouse_path(args), args.questions, args.k)
+    return [batch_report(results, f"dbrouter eval batch --warehouse {warehouse_path(args)} --questions "
+                                  f"{args.questions} --k {args.k}")], None
+
+
+def _batch_options(sp: argparse.ArgumentParser) -> None:
+    sp.add_argument("--warehouse", help=f"a built KB with example questions (default $DBROUTER_WAREHOUSE or "
+                    f"{DEFAULT_WAREHOUSE})")
+    sp.add_argument("--questions", type=int, default=1000, help="example questions routed (default 1000)")
+    sp.add_argument("--k", type=int, default=3, help="candidates per question (default 3)")
+
+
 def _mcp_options(sp: argparse.ArgumentParser) -> None:
     sp.add_argument("--warehouse", help=f"a built KB with examples (default $DBROUTER_WAREHOUSE or {DEFAULT_WAREHOUSE})")
     sp.add_argument("--requests", type=int, default=100, help="calls per tool (default 100)")
@@ -284,6 +301,8 @@ EVALS: tuple[EvalCommand, ...] = (
     EvalCommand("sql", "execution accuracy (EX) of generated SQL; needs an LLM", run_sql, _sql_options, limit=True),
     EvalCommand("serve", "load test of `dbrouter serve`: route_query throughput and p50/p95 latency", run_serve,
                 serve_options, benchmark=False),
+    EvalCommand("batch", "a table of questions routed in one SQL statement vs one at a time: throughput, "
+                "identical rankings", run_batch, _batch_options, benchmark=False),
     EvalCommand("mcp", "round trips of `dbrouter mcp`'s route, link and run_sql through the MCP SDK's stdio client",
                 run_mcp, _mcp_options, benchmark=False),
     EvalCommand("firstrun", "what a new user waits for: distillation, first build, cold and warm routing, in fresh "
