@@ -122,8 +122,12 @@ def require_database(con, db: str) -> None:
     """
     import difflib
 
+    import duckdb
 
-    known = [r[0] for r in con.execute("select db_id from kb_databases order by db_id").fetchall()]
+    try:  # the databases this session may see (a restricted session's view shadows the KB's)
+        known = [r[0] for r in con.execute("select db_id from kb_allowed_databases order by db_id").fetchall()]
+    except duckdb.CatalogException:  # a KB built before access scopes existed
+        known = [r[0] for r in con.execute("select db_id from kb_databases order by db_id").fetchall()]
     if db not in known:
         close = difflib.get_close_matches(db, known, n=3)
         hint = f"; did you mean {', '.join(close)}?" if close else f" ({len(known)} databases known)."

@@ -38,8 +38,23 @@ def cmd_mcp(args) -> int:
     from dbrouter.serve.mcp import McpConfig, run
     from dbrouter.serve.server import password_from_env
 
+    policy = user = None
+    if args.access:
+        import os
+
+        from dbrouter.serve.access import load_policy
+
+        policy = load_policy(args.access)
+        if not args.http:  # stdio: one user, who proves it with their password
+            if not args.user:
+                raise DbrouterError("--access over stdio needs --user NAME (and the user's password in "
+                                    "$DBROUTER_PASSWORD)")
+            user = policy.authenticate(args.user, os.environ.get("DBROUTER_PASSWORD"))
+    elif args.user:
+        raise DbrouterError("--user needs --access FILE (the policy that says what the user may see)")
     config = McpConfig(warehouse_path(args), http=args.http, host=args.host, port=args.port,
-                       password=password_from_env(args.password_env), allow_remote=args.allow_remote)
+                       password=password_from_env(args.password_env), allow_remote=args.allow_remote,
+                       policy=policy, user=user)
     if not config.warehouse.is_file():
         raise DbrouterError(f"{config.warehouse} does not exist: build a knowledge base first (`make demo` or "
                             "`dbrouter build --sources FILE`), or pass --warehouse")
@@ -81,5 +96,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     sp.add_argument("--port", type=int, default=8765, help="port with --http (default 8765)")
     sp.add_argument("--password-env", metavar="VAR",
                     help="with --http, require 'Authorization: Bearer <password>' holding environment variable VAR")
-    sp.add_argument("--allow-remote", action="store_true", help="allow a non-loopback --host (needs --password-env)")
+    sp.add_argument("--allow-remote", action="store_true",
+                    help="allow a non-loopback --host (needs --password-env or --access)")
+    sp.add_argument("--access", metavar="FILE",
+                    help="access policy (YAML: users, their password variables and databases): every call sees only "
+                         "the caller's databases; over HTTP each request authenticates with HTTP Basic user:password")
+    sp.add_argument("--user", help="with --access over stdio: the user this server answers for (password in "
+                    "$DBROUTER_PASSWORD)")
     sp.set_defaults(func=cmd_mcp)

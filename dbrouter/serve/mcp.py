@@ -30,7 +30,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from mcp.server.mcpserver import Context  # the tools' annotation: resolved from this module's globals
+
 from dbrouter.errors import DbrouterError
+from dbrouter.serve.access import NO_ACCESSIBLE_DATABASE, AccessPolicy, UserAccess, scope_ddl
 
 TOOLS = ("list_databases", "describe", "route", "link", "retrieve", "run_sql", "ask")
 """The tools, in the order clients list them (``ask`` only with an LLM configured)."""
@@ -57,6 +60,8 @@ class McpConfig:
     port: int = 8765
     password: str | None = None
     allow_remote: bool = False
+    policy: AccessPolicy | None = None
+    user: UserAccess | None = None
 
 
 def _bounded(value: int, name: str, low: int, high: int) -> int:
@@ -79,26 +84,44 @@ class Tools:
         llm: the LLM client for ``ask`` (None: not configured).
     """
 
-    def __init__(self, warehouse: Path, llm=None) -> None:
+    def __init__(self, warehouse: Path, llm=None, policy: AccessPolicy | None = None,
+                 user: UserAccess | None = None) -> None:
         from dbrouter.serve.server import KnowledgeBase
 
         self.kb = KnowledgeBase(warehouse)
         self.llm = llm
+        self.policy = policy
+        self.user = user
         self._lock = threading.Lock()  # one call at a time: a warehouse connection is not shared across threads
+
+    @contextlib.contextmanager
+    def _kb(self, caller: UserAccess | None) -> Generator[Any]:
+        """The warehouse for one call, scoped to the caller's databases under a policy."""
+        caller = caller or self.user
+        if self.policy is not None and caller is None:
+            raise DbrouterError("this server has an access policy: authenticate (see dbrouter mcp --access)")
+        with self._lock, self.kb.cursor(shared=True) as con:
+            if caller is None:
+                con.execute("drop view if exists temp.kb_allowed_databases")
+            else:
+                every = [r[0] for r in con.execute("select db_id from main.kb_databases order by db_id").fetchall()]
+                con.execute(scope_ddl(caller.allowed(every)))
+            yield con
 
     def close(self) -> None:
         """Close the warehouse."""
         self.kb.close()
 
-    def list_databases(self) -> list[dict[str, Any]]:
+    def list_databases(self, caller: UserAccess | None = None) -> list[dict[str, Any]]:
         """Every database: ``db_id``, description, source type, tables, columns, examples, statements."""
-        with self._lock, self.kb.cursor(shared=True) as con:
+        with self._kb(caller) as con:
             rows = con.execute("select db_id, database_description, source_type, n_tables, n_columns, n_examples, "
-                               "n_statements from kb_databases order by db_id").fetchall()
+                               "n_statements from kb_databases where db_id in (select db_id from kb_allowed_databases) "
+                               "order by db_id").fetchall()
         keys = ("db_id", "description", "source_type", "tables", "columns", "examples", "statements")
         return [dict(zip(keys, r)) for r in rows]
 
-    def describe(self, db: str, table: str | None = None) -> dict[str, Any]:
+    def describe(self, db: str, table: str | None = None, caller: UserAccess | None = None) -> dict[str, Any]:
         """A database's tables and columns, or one table's columns.
 
         Args:
@@ -112,7 +135,7 @@ class Tools:
         from dbrouter.linking.columns import all_columns
         from dbrouter.retrieval import require_database
 
-        with self._lock, self.kb.cursor(shared=True) as con:
+        with self._kb(caller) as con:
             require_database(con, db)
             tables = con.execute("select table_name, table_description, row_count, n_columns from kb_tables "
                                  "where db_id = ? and (? is null or table_name = ?) order by table_name",
@@ -141,7 +164,7 @@ class Tools:
                            "for its columns, or link with the question")
         return out
 
-    def route(self, question: str, k: int = 3) -> dict[str, Any]:
+    def route(self, question: str, k: int = 3, caller: UserAccess | None = None) -> dict[str, Any]:
         """Which databases can answer ``question``.
 
         Args:
@@ -156,12 +179,15 @@ class Tools:
 
         text = check_question(question)
         k = _bounded(k, "k", 1, MAX_K)
-        with self._lock, self.kb.cursor(shared=True) as con:
+        with self._kb(caller) as con:
             result = route(con, text, k=k)
-        return {"best": result.best, "abstained": result.abstained, "reason": result.reason,
+        reason = result.reason
+        if (caller or self.user) is not None and result.best is None:
+            reason = NO_ACCESSIBLE_DATABASE + (f" ({reason})" if reason else "")
+        return {"best": result.best, "abstained": result.abstained, "reason": reason,
                 "ranking": [c.to_dict() for c in result.candidates]}
 
-    def link(self, question: str, db: str | None = None) -> dict[str, Any]:
+    def link(self, question: str, db: str | None = None, caller: UserAccess | None = None) -> dict[str, Any]:
         """The tables and columns ``question`` needs, with the prompt-ready schema text.
 
         Args:
@@ -178,10 +204,12 @@ class Tools:
         from dbrouter.routing.route import route
 
         text = check_question(question)
-        with self._lock, self.kb.cursor(shared=True) as con:
+        with self._kb(caller) as con:
             if db is None:
                 result = route(con, text, k=3)
                 if result.best is None:
+                    if (caller or self.user) is not None:
+                        raise DbrouterError(NO_ACCESSIBLE_DATABASE)
                     raise DbrouterError(abstention_message(result, "link against").replace("--db", "db"))
                 db = result.best
                 routed = True
@@ -193,7 +221,8 @@ class Tools:
         return {"db_id": db, "routed": routed, "tables": linked.tables, "columns": linked.names, "schema": schema,
                 "notes": linked.notes}
 
-    def retrieve(self, question: str, db: str | None = None, k: int = 4) -> dict[str, Any]:
+    def retrieve(self, question: str, db: str | None = None, k: int = 4,
+                 caller: UserAccess | None = None) -> dict[str, Any]:
         """Domain statements and question/SQL examples close to ``question``.
 
         Args:
@@ -205,11 +234,13 @@ class Tools:
             ``{statements: [...], examples: [...]}``.
         """
         from dbrouter.answer.ask import check_question
-        from dbrouter.retrieval import retrieve_examples, retrieve_statements
+        from dbrouter.retrieval import require_database, retrieve_examples, retrieve_statements
 
         text = check_question(question)
         k = _bounded(k, "k", 1, MAX_K)
-        with self._lock, self.kb.cursor(shared=True) as con:
+        with self._kb(caller) as con:
+            if db is not None:
+                require_database(con, db)
             statements = retrieve_statements(con, text, db, k)
             examples = retrieve_examples(con, text, db, k)
         return {"statements": [{"db_id": s.db_id, "statement": s.statement, "expression": s.expression,
@@ -217,7 +248,7 @@ class Tools:
                 "examples": [{"db_id": e.db_id, "question": e.question, "sql": e.sql, "stage": e.stage,
                               "score": e.score} for e in examples]}
 
-    def run_sql(self, db: str, sql: str, max_rows: int = 100) -> dict[str, Any]:
+    def run_sql(self, db: str, sql: str, max_rows: int = 100, caller: UserAccess | None = None) -> dict[str, Any]:
         """Run one read-only SELECT on ``db``'s source.
 
         Args:
@@ -238,7 +269,7 @@ class Tools:
         if len(sql) > MAX_SQL_CHARS:
             raise DbrouterError(f"sql is {len(sql):,} characters; at most {MAX_SQL_CHARS:,} are accepted")
         max_rows = _bounded(max_rows, "max_rows", 1, MAX_RESULT_ROWS)
-        with self._lock, self.kb.cursor(shared=True) as con:
+        with self._kb(caller) as con:
             target = target_for(con, db)
         result = execute(target, sql, timeout=SQL_TIMEOUT, row_cap=max_rows)
         if result.timed_out:
@@ -249,7 +280,7 @@ class Tools:
                 "rows": [[_cell(v) for v in row] for row in result.rows], "total_rows": result.total_rows,
                 "truncated": result.truncated, "seconds": round(result.seconds, 3)}
 
-    def ask(self, question: str, db: str | None = None) -> dict[str, Any]:
+    def ask(self, question: str, db: str | None = None, caller: UserAccess | None = None) -> dict[str, Any]:
         """Answer with dbrouter's own SQL generation (needs the configured LLM).
 
         Args:
@@ -261,7 +292,7 @@ class Tools:
         """
         from dbrouter.answer.ask import ask
 
-        with self._lock, self.kb.cursor(shared=True) as con:
+        with self._kb(caller) as con:
             return ask(con, question, db, llm=self.llm).to_json()
 
 
@@ -293,76 +324,122 @@ def build_server(tools: Tools):
         except Exception as exc:  # a warehouse error or timeout: the call fails, the server stays
             raise ToolError(f"{type(exc).__name__}: {' '.join(str(exc).split())[:500]}") from None
 
+    def caller(ctx: Context) -> UserAccess | None:
+        """Under a policy over HTTP, the user of this request's credentials (checked again here)."""
+        if tools.policy is None:
+            return None
+        headers = ctx.headers
+        if headers is None:  # stdio: the user the server was started for
+            return tools.user
+        credentials = basic_credentials(headers.get("authorization"))
+        if credentials is None:
+            raise ToolError("authenticate with HTTP Basic credentials (user:password)")
+        try:
+            return tools.policy.authenticate(*credentials)
+        except DbrouterError as exc:
+            raise ToolError(str(exc)) from None
+
     @server.tool(description="List every database dbrouter knows: db_id, description, source type, number of "
                              "tables, columns, examples and statements.")
-    def list_databases() -> dict[str, Any]:
+    def list_databases(ctx: Context) -> dict[str, Any]:
         with errors():
-            return {"databases": tools.list_databases()}
+            return {"databases": tools.list_databases(caller(ctx))}
 
     @server.tool(description="Describe a database (its tables with their columns) or one table (table=...): "
                              "column types, primary keys, references, descriptions and sample values. A very "
                              "wide database lists only its tables: then ask per table.")
-    def describe(db: str, table: str | None = None) -> dict[str, Any]:
+    def describe(db: str, ctx: Context, table: str | None = None) -> dict[str, Any]:
         with errors():
-            return tools.describe(db, table)
+            return tools.describe(db, table, caller(ctx))
 
     @server.tool(description="Route a natural-language question: which databases can answer it, ranked, with the "
                              "evidence (matched tables/columns, join path) and whether dbrouter abstains (no "
                              "database answers it). k = candidates (1-20).")
-    def route(question: str, k: int = 3) -> dict[str, Any]:
+    def route(question: str, ctx: Context, k: int = 3) -> dict[str, Any]:
         with errors():
-            return tools.route(question, k)
+            return tools.route(question, k, caller(ctx))
 
     @server.tool(description="Link a question to the tables and columns it needs, as a prompt-ready schema (types, "
                              "keys, samples) to write SQL from. db = the database (default: the routed one).")
-    def link(question: str, db: str | None = None) -> dict[str, Any]:
+    def link(question: str, ctx: Context, db: str | None = None) -> dict[str, Any]:
         with errors():
-            return tools.link(question, db)
+            return tools.link(question, db, caller(ctx))
 
     @server.tool(description="Retrieve the domain statements (business rules, definitions) and question/SQL "
                              "examples closest to a question, optionally of one database. k = each (1-20).")
-    def retrieve(question: str, db: str | None = None, k: int = 4) -> dict[str, Any]:
+    def retrieve(question: str, ctx: Context, db: str | None = None, k: int = 4) -> dict[str, Any]:
         with errors():
-            return tools.retrieve(question, db, k)
+            return tools.retrieve(question, db, k, caller(ctx))
 
     @server.tool(description="Run one read-only SELECT on a database's source (its own dialect; see "
                              "list_databases' source_type) and return at most max_rows rows (1-500). Anything but "
                              "one SELECT is refused; statements stop after 30 s.")
-    def run_sql(db: str, sql: str, max_rows: int = 100) -> dict[str, Any]:
+    def run_sql(db: str, sql: str, ctx: Context, max_rows: int = 100) -> dict[str, Any]:
         with errors():
-            return tools.run_sql(db, sql, max_rows)
+            return tools.run_sql(db, sql, max_rows, caller(ctx))
 
     if tools.llm is not None:
         @server.tool(description="Answer a question end to end with dbrouter's own SQL generation (route, link, "
                                  "generate with voting and repair, run read-only). db = force a database.")
-        def ask(question: str, db: str | None = None) -> dict[str, Any]:
+        def ask(question: str, ctx: Context, db: str | None = None) -> dict[str, Any]:
             with errors():
-                return tools.ask(question, db)
+                return tools.ask(question, db, caller(ctx))
 
     return server
 
 
-def bearer_guard(app, password: str):
-    """ASGI middleware: HTTP requests without ``Authorization: Bearer <password>`` get 401.
+def basic_credentials(header: str | None) -> tuple[str, str] | None:
+    """(user, password) of an ``Authorization: Basic ...`` header, or None.
+
+    Args:
+        header: the header's value.
+
+    Returns:
+        The credentials, or None when the header is missing or not Basic.
+    """
+    import base64
+    import binascii
+
+    if not header or not header.lower().startswith("basic "):
+        return None
+    try:
+        user, sep, password = base64.b64decode(header[6:].strip(), validate=True).decode().partition(":")
+    except (binascii.Error, UnicodeDecodeError):
+        return None
+    return (user, password) if sep else None
+
+
+def auth_guard(app, password: str | None = None, policy: AccessPolicy | None = None):
+    """ASGI middleware: HTTP requests without valid credentials get 401 - a policy's users with
+    HTTP Basic (user:password), or else ``Authorization: Bearer <password>``.
 
     Args:
         app: the ASGI application.
-        password: the password (compared in constant time).
+        password: the server's one password (no policy).
+        policy: the access policy (its users' passwords).
 
     Returns:
         The guarded application.
     """
-    expected = f"Bearer {password}".encode()
+    expected = f"Bearer {password}".encode() if password else None
+
+    def allowed(header: bytes) -> bool:
+        if policy is not None:
+            credentials = basic_credentials(header.decode("latin-1"))
+            try:
+                return credentials is not None and bool(policy.authenticate(*credentials))
+            except DbrouterError:
+                return False
+        return expected is not None and hmac.compare_digest(header, expected)
 
     async def guarded(scope, receive, send):
-        if scope["type"] == "http":
-            given = dict(scope.get("headers") or []).get(b"authorization", b"")
-            if not hmac.compare_digest(given, expected):
-                await send({"type": "http.response.start", "status": 401,
-                            "headers": [(b"content-type", b"text/plain"), (b"www-authenticate", b"Bearer")]})
-                await send({"type": "http.response.body",
-                            "body": b"dbrouter mcp: send Authorization: Bearer <password> (dbrouter mcp --password-env)"})
-                return
+        if scope["type"] == "http" and not allowed(dict(scope.get("headers") or []).get(b"authorization", b"")):
+            await send({"type": "http.response.start", "status": 401,
+                        "headers": [(b"content-type", b"text/plain"),
+                                    (b"www-authenticate", b"Basic" if policy is not None else b"Bearer")]})
+            await send({"type": "http.response.body", "body": b"dbrouter mcp: authentication required ("
+                        + (b"HTTP Basic user:password" if policy is not None else b"Bearer <password>") + b")"})
+            return
         await app(scope, receive, send)
 
     return guarded
@@ -381,7 +458,7 @@ def run(config: McpConfig, llm=None, log=None) -> None:
     """
     from dbrouter.serve.server import check_host
 
-    tools = Tools(config.warehouse, llm)
+    tools = Tools(config.warehouse, llm, config.policy, config.user)
     try:
         server = build_server(tools)
         if not config.http:
@@ -389,16 +466,18 @@ def run(config: McpConfig, llm=None, log=None) -> None:
                 log(f"dbrouter mcp: serving {config.warehouse} over stdio")
             server.run("stdio")
             return
-        check_host(config.host, config.allow_remote, config.password)
+        check_host(config.host, config.allow_remote, config.password or ("policy" if config.policy else None))
         import anyio
         import uvicorn
 
         app = server.streamable_http_app(host=config.host)
-        if config.password:
-            app = bearer_guard(app, config.password)
+        if config.password or config.policy is not None:
+            app = auth_guard(app, config.password, config.policy)
         if log:
-            log(f"dbrouter mcp: serving {config.warehouse} on http://{config.host}:{config.port}/mcp "
-                f"({'password required' if config.password else 'no password'}); Ctrl-C stops")
+            auth = ("the policy's users (HTTP Basic)" if config.policy else "password required" if config.password
+                    else "no password")
+            log(f"dbrouter mcp: serving {config.warehouse} on http://{config.host}:{config.port}/mcp ({auth}); "
+                "Ctrl-C stops")
         uv = uvicorn.Server(uvicorn.Config(app, host=config.host, port=config.port, log_level="warning"))
         anyio.run(uv.serve)
     finally:

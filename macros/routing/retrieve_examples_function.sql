@@ -66,12 +66,12 @@ th as (
 ),
 {%- endif %}
 ex as (
-    select * from {{ dbrouter.kb_relation('kb_examples') }} where db is null or db_id = db
+    select * from {{ dbrouter.kb_relation('kb_examples') }} where (db is null or db_id = db) and {{ dbrouter.allowed_database('db_id') }}
 ),
 d as (
     select e.source_id as example_id, e.doc_kind, e.embedding
     from {{ dbrouter.kb_relation('kb_static_document_embeddings' if path == 'sql' else 'kb_document_embeddings') }} as e, vec
-    where e.doc_kind like 'example%' and (db is null or e.db_id = db) and e.embedding_model = vec.model
+    where e.doc_kind like 'example%' and (db is null or e.db_id = db) and {{ dbrouter.allowed_database('e.db_id') }} and e.embedding_model = vec.model
 ),
 sims as (
     select
@@ -118,12 +118,12 @@ th as (
     select * from {{ dbrouter.kb_relation('kb_example_thresholds') }}
 ),
 ex as (
-    select * from {{ dbrouter.kb_relation('kb_examples') }} where db is null or db_id = db
+    select * from {{ dbrouter.kb_relation('kb_examples') }} where (db is null or db_id = db) and {{ dbrouter.allowed_database('db_id') }}
 ),
 d as (
     select e.source_id as example_id, e.doc_kind, e.embedding
     from {{ dbrouter.kb_relation('kb_document_embeddings') }} as e, vec
-    where e.doc_kind like 'example%' and (db is null or e.db_id = db) and e.embedding_model = vec.model
+    where e.doc_kind like 'example%' and (db is null or e.db_id = db) and {{ dbrouter.allowed_database('e.db_id') }} and e.embedding_model = vec.model
 ),
 sims as (
     select

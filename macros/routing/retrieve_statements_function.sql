@@ -31,10 +31,10 @@
     from {{ dbrouter.kb_relation('kb_domain_statements') }} as ds
 {%- if path == 'sql' %}
     join {{ dbrouter.kb_relation('kb_static_document_embeddings') }} as e on e.document_id = 'statement:' || ds.statement_id
-    where (db is null or ds.db_id = db)
+    where (db is null or ds.db_id = db) and {{ dbrouter.allowed_database('ds.db_id') }}
 {%- else %}
     join {{ dbrouter.kb_relation('kb_document_embeddings') }} as e on e.document_id = 'statement:' || ds.statement_id
-    where (db is null or ds.db_id = db) and e.embedding_model = dbrouter_embedder()
+    where (db is null or ds.db_id = db) and {{ dbrouter.allowed_database('ds.db_id') }} and e.embedding_model = dbrouter_embedder()
 {%- endif %}
 ),
 bounds as (
@@ -110,7 +110,7 @@ with st as (
         ds.structure_status, ds.retrieval_text, ds.retrieval_words, e.embedding
     from {{ dbrouter.kb_relation('kb_domain_statements') }} as ds
     join {{ dbrouter.kb_relation('kb_document_embeddings') }} as e on e.document_id = 'statement:' || ds.statement_id
-    where (db is null or ds.db_id = db) and e.embedding_model = '{{ dbrouter.embedder_label() }}'
+    where (db is null or ds.db_id = db) and {{ dbrouter.allowed_database('ds.db_id') }} and e.embedding_model = '{{ dbrouter.embedder_label() }}'
 ),
 bounds as (
     select greatest(min(retrieval_words) - {{ w }}, 1) as lo, max(retrieval_words) + {{ w }} as hi from st

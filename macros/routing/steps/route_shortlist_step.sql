@@ -72,7 +72,8 @@ q as {{ mat }} (
     the column documents of stage 1's top `dbrouter__first_stage_k` databases alone (and those of a
     stored example question asked again): the columns are most of a repository's documents. -#}
 hits as {{ mat }} (
-    {{ dbrouter.shortlist_document_hits(1, path, docs, model) }}
+    select * from ({{ dbrouter.shortlist_document_hits(1, path, docs, model) }}) as all_hits
+    where {{ dbrouter.allowed_database('all_hits.db_id') }}
 ),
 ranked_hits as (
     select *, {{ dbrouter.top_n_rank('db_id, doc_kind', 'sim desc, doc_label desc') }} as rn
@@ -104,6 +105,7 @@ example_match as (
     select distinct e.db_id
     from {{ dbrouter.kb_relation('kb_examples') }} as e
     join q_key as k on k.question_key = e.question_key
+    where {{ dbrouter.allowed_database('e.db_id') }}
 ),
 calibration as (
     select coalesce(max({{ pre }}example_gap), 0) as gap, coalesce(max({{ pre }}examples_trusted), 0) as trusted,

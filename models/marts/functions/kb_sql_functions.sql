@@ -17,6 +17,7 @@
 -- depends_on: {{ ref('kb_example_thresholds') }}
 -- depends_on: {{ ref('kb_domain_statements') }}
 -- depends_on: {{ ref('kb_databases') }}
+-- depends_on: {{ ref('kb_allowed_databases') }}
 -- depends_on: {{ ref('kb_route_tokens') }}
 -- depends_on: {{ ref('kb_route_token_idf') }}
 {#- the pure-SQL path's tables (DuckDB only) -#}

@@ -1,0 +1,142 @@
+"""Who may see which databases: the access policy and the session scope built from it.
+
+A policy file (YAML) maps users, directly or through roles, to the databases they may see, as
+exact names or shell patterns, and names the environment variable holding each user's password::
+
+    roles:
+      analyst: [concert_singer, "flight_*"]
+    users:
+      alice: {password_env: DBROUTER_PW_ALICE, roles: [analyst]}
+      admin: {password_env: DBROUTER_PW_ADMIN, databases: ["*"]}
+
+A restricted session gets a temporary view ``kb_allowed_databases`` holding its databases
+(:func:`scope_ddl`), which shadows the KB's view of every database: routing filters candidates
+through it *before* ranking, and retrieval through it, so no output names a hidden database.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import hmac
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from dbrouter.errors import DbrouterError
+
+NO_ACCESSIBLE_DATABASE = "no database you can access answers this"
+"""What a restricted caller is told when routing finds nothing among its databases."""
+
+
+class AccessError(DbrouterError):
+    """The policy file is malformed, or a user cannot be authenticated."""
+
+
+@dataclass(frozen=True)
+class UserAccess:
+    """One user: the patterns of the databases they may see and where their password is."""
+
+    name: str
+    patterns: tuple[str, ...]
+    password_env: str
+
+    def allowed(self, databases: list[str]) -> list[str]:
+        """The databases of ``databases`` this user may see, in order.
+
+        Args:
+            databases: every database of the KB.
+
+        Returns:
+            Those matching one of the user's patterns.
+        """
+        return [d for d in databases if any(fnmatch.fnmatchcase(d, p) for p in self.patterns)]
+
+
+@dataclass(frozen=True)
+class AccessPolicy:
+    """Users by name."""
+
+    users: dict[str, UserAccess]
+
+    def authenticate(self, user: str, password: str | None) -> UserAccess:
+        """The user, when ``password`` is theirs (compared in constant time).
+
+        Args:
+            user: the user name.
+            password: the password given.
+
+        Returns:
+            The user's access.
+
+        Raises:
+            AccessError: unknown user, wrong password, or the user's password variable unset (one
+                message for all: it does not tell which users exist).
+        """
+        access = self.users.get(user)
+        expected = os.environ.get(access.password_env, "") if access else ""
+        given = password or ""
+        if access is None or not expected or not hmac.compare_digest(given.encode(), expected.encode()):
+            raise AccessError(f"user {user!r} could not be authenticated: check the user name and the password "
+                              "(the policy names each user's password variable)")
+        return access
+
+
+def _strings(value, where: str) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+        raise AccessError(f"{where} must be a list of database names or patterns, got {value!r}")
+    return tuple(value)
+
+
+def load_policy(path: str | Path) -> AccessPolicy:
+    """Read a policy file.
+
+    Args:
+        path: the YAML file (``roles:`` optional, ``users:`` required).
+
+    Returns:
+        The policy.
+
+    Raises:
+        AccessError: the file is missing or malformed (the message names the entry).
+    """
+    path = Path(path)
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except (OSError, yaml.YAMLError) as exc:
+        raise AccessError(f"access policy {path}: cannot read it ({exc})") from None
+    if not isinstance(data, dict) or set(data) - {"roles", "users"} or not isinstance(data.get("users"), dict):
+        raise AccessError(f"access policy {path}: expected `users:` (and optional `roles:`) at the top level")
+    roles = data.get("roles") or {}
+    if not isinstance(roles, dict):
+        raise AccessError(f"access policy {path}: `roles:` must map role names to database lists")
+    role_dbs = {name: _strings(dbs, f"{path}: role {name}") for name, dbs in roles.items()}
+    users = {}
+    for name, entry in data["users"].items():
+        if not isinstance(entry, dict) or set(entry) - {"password_env", "roles", "databases"}:
+            raise AccessError(f"{path}: user {name}: expected password_env, roles and/or databases")
+        if not isinstance(entry.get("password_env"), str) or not entry["password_env"]:
+            raise AccessError(f"{path}: user {name}: password_env (the environment variable holding the password) "
+                              "is required")
+        patterns = list(_strings(entry.get("databases", []), f"{path}: user {name}: databases"))
+        for role in _strings(entry.get("roles", []), f"{path}: user {name}: roles"):
+            if role not in role_dbs:
+                raise AccessError(f"{path}: user {name}: unknown role {role!r} (roles: {', '.join(role_dbs) or 'none'})")
+            patterns += role_dbs[role]
+        users[str(name)] = UserAccess(str(name), tuple(patterns), entry["password_env"])
+    return AccessPolicy(users)
+
+
+def scope_ddl(databases: list[str]) -> str:
+    """The statement that restricts a DuckDB session to ``databases``.
+
+    Args:
+        databases: the databases the session may see (may be empty).
+
+    Returns:
+        ``create or replace temp view kb_allowed_databases ...``.
+    """
+    values = ", ".join("'" + d.replace("'", "''") + "'" for d in databases)
+    return ("create or replace temp view kb_allowed_databases as select cast(db_id as varchar) as db_id from "
+            f"(select unnest([{values}]::varchar[]) as db_id)")

@@ -1,0 +1,186 @@
+"""Routing that respects who asks, on the demo KB: a session restricted to some databases never gets
+a hidden database's name back - not in the ranking, the evidence, retrieval, linking, errors or
+the MCP tools - and a hidden database is refused with the very message a database that does not
+exist gets. Over plain SQL the restriction is a temporary view; over MCP it comes from the policy."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import re
+import subprocess
+import time
+
+import anyio
+import duckdb
+import httpx2
+import pytest
+
+import dbrouter
+from tests.conftest import DBROUTER, ROOT
+from tests.functional.test_mcp import _free_port
+
+HIDDEN = ("concert_singer", "singer")
+QUESTIONS = ["How many singers do we have?", "Show the name and country of every singer older than 40",
+             "How many concerts were held in 2014?", "list the courses taught by each teacher"]
+POLICY = """
+roles:
+  no_music: ["*"]
+users:
+  alice: {password_env: TEST_PW_ALICE, databases: [college_3, "flight*", "department_*", headphone_store,
+                                                   student_transcripts_tracking, "e_*", "world*", "car*"]}
+  root: {password_env: TEST_PW_ROOT, roles: [no_music]}
+"""
+
+
+DISTINCT_NAMES = ("concert_singer", "singer_in_concert")
+"""Names only the hidden databases have (a hidden database and one of its tables); "singer" is also
+a word of the questions, so it is checked where a database is named (db_id, best)."""
+
+
+def _leaks(text: str) -> list[str]:
+    found = [n for n in DISTINCT_NAMES if n in text]
+    return found + re.findall(r'"(?:db_id|best)"\s*:\s*"(singer|concert_singer)"', text)
+
+
+@pytest.mark.parametrize("path", ["udf", "sql"])
+def test_a_restricted_sql_session_never_sees_a_hidden_database(built_kb, path):
+    con = (dbrouter.connect(built_kb["warehouse"], embedder="hash") if path == "udf"
+           else duckdb.connect(str(built_kb["warehouse"]), read_only=True))
+    try:
+        every = [r[0] for r in con.execute("select db_id from kb_databases").fetchall()]
+        assert set(HIDDEN) <= set(every)
+        before = con.execute(f"select route_query_json_{path}(?, 10)", [QUESTIONS[0]]).fetchall()[0][0]
+        assert _leaks(before)  # unrestricted, the singer databases answer this
+        allowed = [d for d in every if d not in HIDDEN]
+        from dbrouter.serve.access import scope_ddl
+
+        con.execute(scope_ddl(allowed))
+        for q in QUESTIONS:
+            out = [con.execute(f"select route_query_json_{path}(?, 10)", [q]).fetchall()[0][0]]
+            for fn in (f"route_query_ranked_{path}(?, 100)", f"route_shortlist_{path}(?, 100)",
+                       f"retrieve_statements_{path}(?, null, 20)", f"retrieve_examples_{path}(?, null, 20)"):
+                rel = con.sql(f"select * from {fn}", params=[q])
+                rows = rel.fetchall()
+                assert not {r[rel.columns.index("db_id")] for r in rows} & set(HIDDEN), (fn, q)
+                out.append(json.dumps(rows, default=str))
+            for text in out:
+                assert _leaks(text) == [], (q, text[:300])
+            ranked = {r[0] for r in con.execute(f"select db_id from route_query_ranked_{path}(?, 100)", [q]).fetchall()}
+            assert ranked <= set(allowed)
+        hidden_cols = con.execute(f"select count(*) from retrieve_columns_{path}(?, 'concert_singer', 10)",
+                                  [QUESTIONS[0]]).fetchall()[0][0]
+        assert hidden_cols == 0
+    finally:
+        con.close()
+
+
+async def _session(s, calls):
+    await s.initialize()
+    out = []
+    for name, args in calls:
+        r = await s.call_tool(name, args)
+        out.append((name, args, r.is_error, r.content[0].text if r.content else ""))
+    return out
+
+
+CALLS = [("list_databases", {}),
+         *[("route", {"question": q, "k": 10}) for q in QUESTIONS],
+         ("link", {"question": QUESTIONS[0]}),
+         ("retrieve", {"question": QUESTIONS[0], "k": 20}),
+         ("describe", {"db": "concert_singer"}), ("describe", {"db": "no_such_db"}),
+         ("run_sql", {"db": "concert_singer", "sql": "select count(*) from singer"}),
+         ("run_sql", {"db": "no_such_db", "sql": "select count(*) from singer"}),
+         ("link", {"question": QUESTIONS[0], "db": "singer"}), ("retrieve", {"question": "x", "db": "singer"})]
+
+
+def _check(results) -> None:
+    for name, args, _is_error, text in results:
+        assert _leaks(text.replace(json.dumps(args), "")) == [] or args.get("db") in HIDDEN, (name, text[:300])
+    by = {(n, json.dumps(a)): (e, t) for n, a, e, t in results}
+    dbs = [d["db_id"] for d in json.loads(by[("list_databases", "{}")][1])["databases"]]
+    assert dbs and not set(dbs) & set(HIDDEN)
+    hidden = by[("describe", json.dumps({"db": "concert_singer"}))]
+    missing = by[("describe", json.dumps({"db": "no_such_db"}))]
+    assert hidden[0] and missing[0]
+    assert hidden[1].replace("concert_singer", "X") == missing[1].replace("no_such_db", "X")  # no existence leak
+    run_hidden = by[("run_sql", json.dumps({"db": "concert_singer", "sql": "select count(*) from singer"}))]
+    run_missing = by[("run_sql", json.dumps({"db": "no_such_db", "sql": "select count(*) from singer"}))]
+    assert run_hidden[0] and run_hidden[1].replace("concert_singer", "X") == run_missing[1].replace("no_such_db", "X")
+    assert by[("link", json.dumps({"question": QUESTIONS[0], "db": "singer"}))][0]
+    assert by[("retrieve", json.dumps({"question": "x", "db": "singer"}))][0]
+    routed = json.loads(by[("route", json.dumps({"question": QUESTIONS[0], "k": 10}))][1])
+    assert routed["best"] not in HIDDEN
+    assert all(c["db_id"] not in HIDDEN for c in routed["ranking"])
+
+
+@pytest.fixture()
+def policy_env(tmp_path):
+    policy = tmp_path / "access.yml"
+    policy.write_text(POLICY)
+    env = {**os.environ, "DBROUTER_EMBEDDER": "hash", "DBROUTER_LLM_BASE_URL": "", "TEST_PW_ALICE": "a-secret",
+           "TEST_PW_ROOT": "r-secret"}
+    return policy, env
+
+
+def test_mcp_over_stdio_answers_for_its_user_only(built_kb, policy_env):
+    from mcp.client.session import ClientSession
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    policy, env = policy_env
+
+    async def main():
+        params = StdioServerParameters(command=DBROUTER, args=["mcp", "--warehouse", str(built_kb["warehouse"]),
+                                                               "--access", str(policy), "--user", "alice"],
+                                       env={**env, "DBROUTER_PASSWORD": "a-secret"}, cwd=str(ROOT))
+        async with stdio_client(params) as (r, w), ClientSession(r, w) as s:
+            return await _session(s, CALLS)
+
+    _check(anyio.run(main))
+    wrong = subprocess.run([DBROUTER, "mcp", "--warehouse", str(built_kb["warehouse"]), "--access", str(policy),
+                            "--user", "alice"], env={**env, "DBROUTER_PASSWORD": "nope"}, capture_output=True,
+                           text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert wrong.returncode != 0 and "could not be authenticated" in wrong.stderr
+
+
+def test_mcp_over_http_scopes_each_request_to_its_user(built_kb, policy_env):
+    from mcp.client.session import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
+    policy, env = policy_env
+    port = _free_port()
+    proc = subprocess.Popen([DBROUTER, "mcp", "--http", "--port", str(port), "--access", str(policy),
+                             "--warehouse", str(built_kb["warehouse"])], env=env, cwd=str(ROOT),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    url = f"http://127.0.0.1:{port}/mcp"
+    try:
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            try:
+                httpx2.get(url, timeout=1)
+                break
+            except httpx2.HTTPError:
+                time.sleep(0.2)
+
+        def basic(user, password):
+            return "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode()
+
+        async def main(user, password):
+            client = create_mcp_http_client(headers={"Authorization": basic(user, password)})
+            async with client, streamable_http_client(url, http_client=client) as (r, w), ClientSession(r, w) as s:
+                return await _session(s, CALLS[:1])
+
+        _check_alice = anyio.run(main, "alice", "a-secret")
+        dbs = [d["db_id"] for d in json.loads(_check_alice[0][3])["databases"]]
+        assert dbs and not set(dbs) & set(HIDDEN)
+        root = anyio.run(main, "root", "r-secret")
+        assert set(HIDDEN) <= {d["db_id"] for d in json.loads(root[0][3])["databases"]}
+        for header in (basic("alice", "wrong"), basic("mallory", "a-secret"), "Bearer a-secret", ""):
+            r = httpx2.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+                            headers={"Authorization": header} if header else {})
+            assert r.status_code == 401, header
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
