@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from dbrouter.cli.common import add_common, connect_kb
+from dbrouter.cli.common import add_common, connect_kb, warehouse_path
 from dbrouter.console import err, shown
 from dbrouter.errors import USER_ERRORS, DbrouterError
 from dbrouter.linking import LINKERS
@@ -14,12 +14,16 @@ from dbrouter.linking import LINKERS
 def cmd_ask(args) -> int:
     """`ask`: answer a question with SQL. Exit 0 answered, 1 an error, 2 SQL generation needs an LLM,
     3 SQL written but not run (the database has no source SQL runs on)."""
+    import time
+
     import duckdb
 
     from dbrouter.answer.ask import ask, format_answer
+    from dbrouter.feedback.log import LogEntry, append, log_path
     from dbrouter.llm import LLMClient
 
-
+    log = None if args.no_log else log_path(warehouse_path(args))
+    started = time.perf_counter()
     try:
         llm = LLMClient.from_env()
         con = connect_kb(args)
@@ -28,12 +32,18 @@ def cmd_ask(args) -> int:
         finally:
             con.close()
     except USER_ERRORS as exc:
+        append(log, LogEntry("cli", "ask", args.question, chosen=args.db, status="error", error=str(exc),
+                             abstained="no database to answer from" in str(exc),
+                             seconds=round(time.perf_counter() - started, 4)))
         err(f"dbrouter: error: {exc}")
         return 1
     except duckdb.Error as exc:
         err(f"dbrouter: error: the warehouse query failed: {' '.join(str(exc).split())}. Check the embedder "
             "(the one the knowledge base was built with) or rebuild the warehouse with `dbrouter build`")
         return 1
+    append(log, LogEntry("cli", "ask", answer.question, ranking=list(answer.routing or []), chosen=answer.db_id,
+                         sql=answer.sql, status=answer.status, error=answer.error,
+                         seconds=round(time.perf_counter() - started, 4)))
     print(json.dumps(answer.to_json(), default=str) if args.json else format_answer(answer), flush=True)
     if answer.status == "ok":
         return 0
@@ -107,6 +117,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     sp.add_argument("--repair-turns", type=int, default=3,
                     help="times a failing candidate gets its error back to fix it (default 3)")
     sp.add_argument("--json", action="store_true", help="print the answer as one JSON object")
+    sp.add_argument("--no-log", action="store_true",
+                    help="do not append the question to the query log (see `dbrouter report`; $DBROUTER_LOG=off)")
     sp.set_defaults(func=cmd_ask)
 
     sp = sub.add_parser("link", help="schema linking: the tables and columns a question needs (prompt-ready text)")

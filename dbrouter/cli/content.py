@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 from dataclasses import asdict
+from pathlib import Path
 
 from dbrouter.cli.common import add_common, connect_kb, warehouse_path
 from dbrouter.console import err
@@ -98,6 +99,55 @@ def cmd_statements_structure(args) -> int:
     return _llm_step(args, structure_with_llm, "statements", "int_statements_structured+")
 
 
+def cmd_examples_add(args) -> int:
+    """`examples add`: a verified question/SQL pair into the user examples (the next build uses it)."""
+    from dbrouter.answer.guard import UnsafeSQL, check_read_only
+    from dbrouter.answer.runners import target_for
+    from dbrouter.kb.build import lock_conflict_message
+    from dbrouter.kb.tables import add_example
+    from dbrouter.retrieval import require_database
+    from dbrouter.sources.base import NoDataSource
+
+    db, question, sql = args.db, args.question, args.sql
+    if args.from_answer:
+        text = read_stdin() if args.from_answer == "-" else Path(args.from_answer).read_text(encoding="utf-8")
+        try:
+            answer = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise DbrouterError(f"--from-answer: not the JSON of `dbrouter ask --json` ({exc})") from None
+        if not isinstance(answer, dict) or answer.get("status") != "ok" or not answer.get("sql"):
+            raise DbrouterError("--from-answer: only an answer that ran (status ok, with SQL) can become an example; "
+                                "check its result first")
+        db, question, sql = db or answer.get("db_id"), question or answer.get("question"), sql or answer.get("sql")
+    if not (db and question and sql):
+        raise DbrouterError("give --db, --question and --sql (or --from-answer FILE from `dbrouter ask --json`)")
+    try:
+        con = connect_kb(args, read_only=False)
+    except WarehouseError as exc:
+        msg = lock_conflict_message(warehouse_path(args), exc.__cause__ or exc, "add an example to")
+        if msg is None:
+            raise
+        raise DbrouterError(msg) from exc
+    try:
+        require_database(con, db)
+        try:
+            dialect = target_for(con, db).dialect
+        except NoDataSource as exc:
+            dialect = exc.dialect or "duckdb"
+        try:  # the example's SQL must be one read-only SELECT in its database's dialect
+            check_read_only(sql, dialect)
+        except UnsafeSQL as exc:
+            raise DbrouterError(f"the example's SQL is refused: {exc}") from None
+        try:
+            add_example(con, db, question, sql, added_by=args.added_by)
+        except ValueError as exc:
+            raise DbrouterError(str(exc)) from exc
+    finally:
+        con.close()
+    err(f"example stored for {db} (in dbrouter_user.examples); run `dbrouter build` to embed it and route with it")
+    return 0
+
+
 def cmd_examples_describe(args) -> int:
     from dbrouter.enrich.describing import describe_with_llm
 
@@ -161,8 +211,17 @@ def register(sub: argparse._SubParsersAction) -> None:
              "ask again for statements already structured", cmd_statements_structure)
     retrieve(stsub, "statements for a question (sub-string based retrieval)", 4)
 
-    exs = sub.add_parser("examples", help="question/SQL examples: describe with an LLM, retrieve")
+    exs = sub.add_parser("examples", help="question/SQL examples: add a verified one, describe with an LLM, retrieve")
     exsub = exs.add_subparsers(dest="examples_command", required=True)
+    sp = exsub.add_parser("add", help="store a verified question/SQL pair for a database (used from the next build)")
+    add_common(sp)
+    sp.add_argument("--db", help="database id")
+    sp.add_argument("--question", help="the question")
+    sp.add_argument("--sql", help="the SQL that answers it (one read-only SELECT)")
+    sp.add_argument("--from-answer", metavar="FILE",
+                    help="take db, question and SQL from `dbrouter ask --json` output (- reads stdin)")
+    sp.add_argument("--added-by", default="cli", help="who verified it (stored with the example)")
+    sp.set_defaults(func=cmd_examples_add)
     llm_step(exsub, "describe", "normalised question, main clause, entities, paraphrases by the LLM",
              "ask again for examples already described", cmd_examples_describe)
     retrieve(exsub, "examples for a question (the progressive cascade)", 3)

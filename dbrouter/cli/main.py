@@ -11,14 +11,14 @@ from __future__ import annotations
 import argparse
 import sys
 
-from dbrouter.cli import answer, content, kb, route, serve
+from dbrouter.cli import answer, content, kb, report, route, serve
 from dbrouter.cli import eval as eval_cli
 from dbrouter.cli.common import warehouse_path
 from dbrouter.console import err
 from dbrouter.errors import USER_ERRORS
 from dbrouter.textin import check_arguments
 
-COMMAND_MODULES = (kb, route, answer, serve, content, eval_cli)
+COMMAND_MODULES = (kb, route, answer, serve, content, report, eval_cli)
 """The command groups, in the order `dbrouter --help` lists them."""
 
 

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import time
 from typing import TYPE_CHECKING
 
-from dbrouter.cli.common import add_common, connect_kb
+from dbrouter.cli.common import add_common, connect_kb, warehouse_path
 from dbrouter.console import err, shown
 from dbrouter.errors import DbrouterError
 from dbrouter.textin import stdin_lines
@@ -28,11 +29,15 @@ def cmd_route(args) -> int:
                             "DBROUTER_LLM_API_KEY); see README, Configuration")
     if llm is None and not args.no_llm:
         err("no LLM configured (DBROUTER_LLM_BASE_URL unset): phrase mappings come from the embedding mapper")
+    from dbrouter.feedback.log import LogEntry, append, log_path
+
+    log = None if args.no_log else log_path(warehouse_path(args))
     con = _connect(args)
     try:
         weights = kb_weights(con) if args.explain else None
         note = examples_note(con) if args.explain else None
         for q in questions:
+            started = time.perf_counter()
             if llm is None:
                 result = route(con, q, args.k)
             else:
@@ -40,6 +45,9 @@ def cmd_route(args) -> int:
                 if report.fallback:
                     err(f"LLM mapping fell back to the embedding mapper for {', '.join(report.fallback)}"
                          f" ({report.malformed} malformed, {report.llm_errors} errors{': ' + report.notes[0] if report.notes else ''})")
+            append(log, LogEntry("cli", "route", q, ranking=[c.db_id for c in result.candidates], chosen=result.best,
+                                 abstained=result.abstained, status="ok" if result.best else "abstained",
+                                 error=result.reason, seconds=round(time.perf_counter() - started, 4)))
             if args.json:
                 print(json.dumps({"question": q, "reason": result.reason, "abstained": result.abstained,
                                   "ranking": [c.to_dict() for c in result.candidates]}))
@@ -140,6 +148,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     sp.add_argument("--k", type=int, default=5, help="candidates to show (default 5)")
     sp.add_argument("--explain", action="store_true", help="show the evidence of each candidate")
     sp.add_argument("--json", action="store_true", help="one JSON line per question")
+    sp.add_argument("--no-log", action="store_true",
+                    help="do not append the questions to the query log (see `dbrouter report`; $DBROUTER_LOG=off)")
     sp.add_argument("--endpoint", metavar="URL",
                     help="route through a running `dbrouter serve` (postgresql://host:port; password in "
                          "$PGPASSWORD; default $DBROUTER_ENDPOINT) instead of opening the warehouse here: "

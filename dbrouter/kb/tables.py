@@ -16,6 +16,9 @@ DDL = [
     f"""create table if not exists {USER_SCHEMA}.statements (
         db_id varchar not null, statement varchar not null,
         added_at timestamp default current_timestamp, added_by varchar)""",
+    f"""create table if not exists {USER_SCHEMA}.examples (
+        db_id varchar not null, question varchar not null, sql_text varchar not null,
+        added_at timestamp default current_timestamp, added_by varchar)""",
     f"""create table if not exists {LLM_SCHEMA}.statement_structures (
         statement_hash varchar primary key, db_id varchar, statement varchar, expression varchar,
         snippet varchar, status varchar, "references" varchar[], problems varchar[], model varchar,
@@ -56,3 +59,27 @@ def add_statement(con, db_id: str, statement: str, added_by: str = "cli") -> Non
     ensure_tables(con)
     con.execute(f"insert into {USER_SCHEMA}.statements (db_id, statement, added_by) values (?, ?, ?)",
                 [db_id.strip(), statement, added_by])
+
+
+def add_example(con, db_id: str, question: str, sql: str, added_by: str = "cli") -> None:
+    """Append one verified question/SQL example (used by the next build).
+
+    Args:
+        con: read-write connection.
+        db_id: its database.
+        question: the question.
+        sql: the SQL that answers it.
+        added_by: who added it.
+
+    Raises:
+        ValueError: an empty database, question or SQL.
+    """
+    if not db_id or not db_id.strip():
+        raise ValueError("--db is required and must not be empty")
+    if not question or not question.strip():
+        raise ValueError("the question is empty")
+    if not sql or not sql.strip():
+        raise ValueError("the SQL is empty")
+    ensure_tables(con)
+    con.execute(f"insert into {USER_SCHEMA}.examples (db_id, question, sql_text, added_by) values (?, ?, ?, ?)",
+                [db_id.strip(), question.strip(), sql.strip(), added_by])

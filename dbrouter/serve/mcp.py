@@ -25,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import hmac
 import threading
+import time
 from collections.abc import Generator
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,6 +34,7 @@ from typing import Any
 from mcp.server.mcpserver import Context  # the tools' annotation: resolved from this module's globals
 
 from dbrouter.errors import DbrouterError
+from dbrouter.feedback.log import LogEntry, append, log_path
 from dbrouter.serve.access import NO_ACCESSIBLE_DATABASE, AccessPolicy, UserAccess, scope_ddl
 
 TOOLS = ("list_databases", "describe", "route", "link", "retrieve", "run_sql", "ask")
@@ -62,6 +64,7 @@ class McpConfig:
     allow_remote: bool = False
     policy: AccessPolicy | None = None
     user: UserAccess | None = None
+    log: bool = True
 
 
 def _bounded(value: int, name: str, low: int, high: int) -> int:
@@ -85,13 +88,14 @@ class Tools:
     """
 
     def __init__(self, warehouse: Path, llm=None, policy: AccessPolicy | None = None,
-                 user: UserAccess | None = None) -> None:
+                 user: UserAccess | None = None, log: bool = True) -> None:
         from dbrouter.serve.server import KnowledgeBase
 
         self.kb = KnowledgeBase(warehouse)
         self.llm = llm
         self.policy = policy
         self.user = user
+        self.log = log_path(warehouse) if log else None
         self._lock = threading.Lock()  # one call at a time: a warehouse connection is not shared across threads
 
     @contextlib.contextmanager
@@ -111,6 +115,45 @@ class Tools:
     def close(self) -> None:
         """Close the warehouse."""
         self.kb.close()
+
+    def logged(self, tool: str, caller: UserAccess | None, call, question: str | None = None,
+               db: str | None = None, sql: str | None = None) -> dict[str, Any]:
+        """Run one tool call and append it to the query log (``dbrouter report``), failed or not.
+
+        Args:
+            tool: ``route``, ``link``, ``run_sql`` or ``ask``.
+            caller: who asked.
+            call: the call (no arguments).
+            question: the question asked.
+            db: the database asked for.
+            sql: the SQL given.
+
+        Returns:
+            The call's result.
+        """
+        who = caller or self.user
+        started = time.perf_counter()
+        entry = LogEntry("mcp", tool, question if isinstance(question, str) else None,
+                         user=who.name if who else None, chosen=db, sql=sql)
+        try:
+            out = call()
+        except Exception as exc:
+            entry.status, entry.error = "error", str(exc)
+            entry.abstained = NO_ACCESSIBLE_DATABASE in str(exc) or "no database to" in str(exc)
+            raise
+        else:
+            if tool == "route":
+                entry.ranking = [c["db_id"] for c in out["ranking"]]
+                entry.chosen, entry.abstained = out["best"], out["abstained"] or out["best"] is None
+                entry.status = "ok" if out["best"] else "abstained"
+            elif tool == "link":
+                entry.chosen = out["db_id"]
+            elif tool == "ask":
+                entry.chosen, entry.sql, entry.status = out.get("db_id"), out.get("sql"), out.get("status", "ok")
+            return out
+        finally:
+            entry.seconds = round(time.perf_counter() - started, 4)
+            append(self.log, entry)
 
     def list_databases(self, caller: UserAccess | None = None) -> list[dict[str, Any]]:
         """Every database: ``db_id``, description, source type, tables, columns, examples, statements."""
@@ -357,13 +400,15 @@ def build_server(tools: Tools):
                              "database answers it). k = candidates (1-20).")
     def route(question: str, ctx: Context, k: int = 3) -> dict[str, Any]:
         with errors():
-            return tools.route(question, k, caller(ctx))
+            who = caller(ctx)
+            return tools.logged("route", who, lambda: tools.route(question, k, who), question)
 
     @server.tool(description="Link a question to the tables and columns it needs, as a prompt-ready schema (types, "
                              "keys, samples) to write SQL from. db = the database (default: the routed one).")
     def link(question: str, ctx: Context, db: str | None = None) -> dict[str, Any]:
         with errors():
-            return tools.link(question, db, caller(ctx))
+            who = caller(ctx)
+            return tools.logged("link", who, lambda: tools.link(question, db, who), question, db)
 
     @server.tool(description="Retrieve the domain statements (business rules, definitions) and question/SQL "
                              "examples closest to a question, optionally of one database. k = each (1-20).")
@@ -376,14 +421,16 @@ def build_server(tools: Tools):
                              "one SELECT is refused; statements stop after 30 s.")
     def run_sql(db: str, sql: str, ctx: Context, max_rows: int = 100) -> dict[str, Any]:
         with errors():
-            return tools.run_sql(db, sql, max_rows, caller(ctx))
+            who = caller(ctx)
+            return tools.logged("run_sql", who, lambda: tools.run_sql(db, sql, max_rows, who), None, db, sql)
 
     if tools.llm is not None:
         @server.tool(description="Answer a question end to end with dbrouter's own SQL generation (route, link, "
                                  "generate with voting and repair, run read-only). db = force a database.")
         def ask(question: str, ctx: Context, db: str | None = None) -> dict[str, Any]:
             with errors():
-                return tools.ask(question, db, caller(ctx))
+                who = caller(ctx)
+                return tools.logged("ask", who, lambda: tools.ask(question, db, who), question, db)
 
     return server
 
@@ -458,7 +505,7 @@ def run(config: McpConfig, llm=None, log=None) -> None:
     """
     from dbrouter.serve.server import check_host
 
-    tools = Tools(config.warehouse, llm, config.policy, config.user)
+    tools = Tools(config.warehouse, llm, config.policy, config.user, log=config.log)
     try:
         server = build_server(tools)
         if not config.http:

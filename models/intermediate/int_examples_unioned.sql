@@ -1,7 +1,10 @@
--- Question/SQL examples from the files named in the sources file, restricted to ingested
--- databases (an example for an unknown db_id is reported, not routed to).
+-- Question/SQL examples from the files named in the sources file and from the CLI (`dbrouter
+-- examples add`), restricted to ingested databases (an example for an unknown db_id is reported,
+-- not routed to).
 with all_examples as (
     select db_id, question, sql_text, origin from {{ ref('stg_catalog__examples') }}
+    union all
+    select db_id, question, sql_text, origin from {{ ref('stg_user__examples') }}
 )
 select
     {{ dbt.hash("e.db_id || chr(0) || e.question || chr(0) || e.sql_text") }} as example_id,

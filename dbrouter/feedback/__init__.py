@@ -1,0 +1,1 @@
+"""The feedback loop: the query log of routed and answered questions, and its report."""

@@ -1,0 +1,116 @@
+"""The feedback loop on the demo KB: routing and answers through the CLI and the MCP tools are
+logged (opt-out), `dbrouter report` sums the log up as text and as a self-contained HTML page,
+and `dbrouter examples add` turns a verified question/SQL pair into an example the next build
+routes with."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from html.parser import HTMLParser
+
+import pytest
+
+from dbrouter.feedback.log import LogEntry, append, read
+from tests.conftest import run_cli
+
+QUESTION = "How many singers do we have?"
+
+
+def _entries(path) -> list[LogEntry]:
+    return list(read(path)) if path.exists() else []
+
+
+def test_cli_route_and_ask_are_logged_unless_opted_out(built_kb, tmp_path):
+    log = tmp_path / "q.jsonl"
+    env = {"DBROUTER_LOG": str(log)}
+    run_cli("route", QUESTION, "--warehouse", str(built_kb["warehouse"]), env=env)
+    run_cli("ask", QUESTION, "--warehouse", str(built_kb["warehouse"]), env=env, check=False)
+    entries = _entries(log)
+    assert [(e.source, e.tool) for e in entries] == [("cli", "route"), ("cli", "ask")]
+    assert entries[0].question == QUESTION and entries[0].chosen == entries[0].ranking[0] and entries[0].seconds > 0
+    assert entries[1].status in ("ok", "needs_llm")
+    run_cli("route", QUESTION, "--no-log", "--warehouse", str(built_kb["warehouse"]), env=env)
+    run_cli("route", QUESTION, "--warehouse", str(built_kb["warehouse"]), env={"DBROUTER_LOG": "off"})
+    assert len(_entries(log)) == 2
+
+
+def test_mcp_tool_calls_are_logged_failed_or_not(built_kb, tmp_path, monkeypatch):
+    from dbrouter.errors import DbrouterError
+    from dbrouter.serve.mcp import Tools
+
+    log = tmp_path / "mcp.jsonl"
+    monkeypatch.setenv("DBROUTER_LOG", str(log))
+    tools = Tools(built_kb["warehouse"])
+    try:
+        tools.logged("route", None, lambda: tools.route(QUESTION, 3), QUESTION)
+        tools.logged("run_sql", None, lambda: tools.run_sql("concert_singer", "select count(*) from singer"), None,
+                     "concert_singer", "select count(*) from singer")
+        with pytest.raises(DbrouterError):
+            tools.logged("run_sql", None, lambda: tools.run_sql("concert_singer", "drop table singer"), None,
+                         "concert_singer", "drop table singer")
+    finally:
+        tools.close()
+    entries = _entries(log)
+    assert [(e.tool, e.status) for e in entries] == [("route", "ok"), ("run_sql", "ok"), ("run_sql", "error")]
+    assert entries[0].ranking and entries[2].sql == "drop table singer" and "DROP" in entries[2].error
+
+
+class _Page(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[str] = []
+        self.attrs: list[dict] = []
+        self.text: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append(tag)
+        self.attrs.append(dict(attrs))
+
+    def handle_data(self, data):
+        self.text.append(data)
+
+
+def test_report_sums_the_log_as_text_and_a_self_contained_page(tmp_path):
+    log = tmp_path / "q.jsonl"
+    for i, (db, status, abstained) in enumerate([("singer", "ok", False)] * 3 + [("college_3", "ok", False)]
+                                                 + [(None, "abstained", True)] * 2):
+        append(log, LogEntry("mcp", "route", f"question {i if db else 'x'} <b>", ranking=[db] if db else [],
+                             chosen=db, status=status, abstained=abstained, seconds=0.1 * (i + 1)))
+    with open(log, "a") as fh:
+        fh.write("{torn line\n")  # a torn or edited line is skipped, not fatal
+    html = tmp_path / "r.html"
+    proc = run_cli("report", "--log", str(log), "--html", str(html))
+    assert "6 calls" in proc.stdout and "abstention rate 33.3%" in proc.stdout
+    assert proc.stdout.index("singer") < proc.stdout.index("college_3")  # by traffic
+    assert "question x <b>" in proc.stdout.split("unanswered")[1]
+    page = _Page()
+    page.feed(html.read_text())
+    assert "script" not in page.tags and not any(a.get("src") or a.get("href") for a in page.attrs)  # self-contained
+    assert page.tags.count("svg") == 3 and page.tags.count("rect") == 2 + 1 + 6  # dbs, tools, slowest calls
+    assert "question x <b>" in "".join(page.text)  # escaped, shown as text
+    missing = run_cli("report", "--log", str(tmp_path / "none.jsonl"), check=False)
+    assert missing.returncode != 0 and "no query log" in missing.stderr
+
+
+@pytest.mark.slow
+def test_a_verified_example_is_routed_with_after_the_next_build(built_kb, tmp_path):
+    base = tmp_path / "kb"
+    shutil.copytree(built_kb["base"], base)
+    warehouse, sources = base / "kb.duckdb", base / built_kb["sources"].relative_to(built_kb["base"])
+    question = "Which rooms of the stadium hold the most seats for the choir rehearsal?"
+    before = json.loads(run_cli("route", question, "--json", "--no-log", "--warehouse", str(warehouse)).stdout)
+    assert before["ranking"][0]["db_id"] != "orchestra"
+    answer = tmp_path / "answer.json"
+    answer.write_text(json.dumps({"status": "ok", "db_id": "orchestra", "question": question,
+                                  "sql": "SELECT count(*) FROM orchestra"}))
+    bad = run_cli("examples", "add", "--db", "concert_singer", "--question", question, "--sql", "delete from stadium",
+                  "--warehouse", str(warehouse), check=False)
+    assert bad.returncode != 0 and "refused" in bad.stderr
+    unknown = run_cli("examples", "add", "--db", "concert_singr", "--question", question, "--sql", "select 1",
+                      "--warehouse", str(warehouse), check=False)
+    assert unknown.returncode != 0 and "did you mean concert_singer" in unknown.stderr
+    run_cli("examples", "add", "--from-answer", str(answer), "--warehouse", str(warehouse))
+    run_cli("build", "--sources", str(sources), "--warehouse", str(warehouse))
+    after = json.loads(run_cli("route", question, "--json", "--no-log", "--warehouse", str(warehouse)).stdout)
+    assert after["ranking"][0]["db_id"] == "orchestra"  # the verified example question routes to its database
