@@ -17,12 +17,22 @@ def cmd_serve(args) -> int:
     """`serve`: the knowledge base over the Postgres wire protocol until Ctrl-C."""
     from dbrouter.serve.server import ServeConfig, make_server, password_from_env
 
+    policy = None
+    if args.access:
+        from dbrouter.serve.access import load_policy
+
+        if args.password_env:
+            raise DbrouterError("--access gives every user a password of their own: drop --password-env")
+        policy = load_policy(args.access)
     config = ServeConfig(warehouse_path(args), args.host, args.port, password_from_env(args.password_env),
-                         args.allow_remote, max_connections=args.max_connections, max_rows=args.max_rows)
+                         args.allow_remote, max_connections=args.max_connections, max_rows=args.max_rows,
+                         policy=policy)
     server = make_server(config)
+    auth = ("each user of the access policy with their own password" if policy else
+            f"password from ${args.password_env}" if config.password else "no password")
     host, port = server.server_address[:2]
     err(f"serving {config.warehouse} read-only on postgresql://{host}:{port} "
-        f"({'password from $' + args.password_env if config.password else 'no password'}); e.g. "
+        f"({auth}); e.g. "
         f"psql -h {host} -p {port} -c \"select route_query('How many singers do we have?')\"; Ctrl-C stops")
     try:
         server.serve_forever()
@@ -81,7 +91,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     sp.add_argument("--port", type=int, default=5433, help="port (default 5433)")
     sp.add_argument("--password-env", metavar="VAR",
                     help="require the password held in environment variable VAR (any user name)")
-    sp.add_argument("--allow-remote", action="store_true", help="allow a non-loopback --host (needs --password-env)")
+    sp.add_argument("--allow-remote", action="store_true",
+                    help="allow a non-loopback --host (needs --password-env or --access)")
+    sp.add_argument("--access", metavar="FILE",
+                    help="access policy (YAML): each user logs in with their own password and sees only their "
+                         "databases, through the routing and retrieval functions (README, Who may see what)")
     sp.add_argument("--max-connections", type=_positive, default=MAX_CONNECTIONS,
                     help=f"sessions at once; more get 'too many connections' (default {MAX_CONNECTIONS})")
     sp.add_argument("--max-rows", type=_positive, default=MAX_ROWS,

@@ -140,3 +140,38 @@ def scope_ddl(databases: list[str]) -> str:
     values = ", ".join("'" + d.replace("'", "''") + "'" for d in databases)
     return ("create or replace temp view kb_allowed_databases as select cast(db_id as varchar) as db_id from "
             f"(select unnest([{values}]::varchar[]) as db_id)")
+
+
+RESTRICTED_READABLE = frozenset({"kb_allowed_databases"})
+"""The one relation a restricted session may name: its own databases."""
+
+
+def check_restricted(sql: str) -> None:
+    """Refuse a restricted session's statement that reads a relation: it may call the routing and
+    retrieval functions (which filter on its databases), not read the KB's tables (which hold every
+    database) or the catalog.
+
+    Args:
+        sql: one read-only SELECT (already checked), DuckDB dialect.
+
+    Raises:
+        AccessError: the statement names a table or view other than its own CTEs and
+            ``kb_allowed_databases``, or cannot be parsed.
+    """
+    import sqlglot
+    from sqlglot import exp
+
+    try:
+        tree = sqlglot.parse_one(sql, read="duckdb")
+    except sqlglot.errors.ParseError:
+        raise AccessError("a restricted user's statement must be a plain call of the routing functions") from None
+    ctes = {c.alias_or_name.lower() for c in tree.find_all(exp.CTE)}
+    for table in tree.find_all(exp.Table):
+        if not isinstance(table.this, exp.Identifier):
+            continue  # a table function: route_query_ranked(...), retrieve_examples(...), unnest(...)
+        name = table.name.lower()
+        if (name in ctes and not table.db) or (name in RESTRICTED_READABLE and table.db in ("", "temp")):
+            continue
+        raise AccessError(f"permission denied for relation {table.sql(dialect='duckdb')}: under the access policy "
+                          "this user calls the routing and retrieval functions (route_query, route_query_ranked, "
+                          "retrieve_examples, ...), which see only the user's databases")

@@ -58,6 +58,7 @@ from dbrouter.serve import (
     SEND_TIMEOUT,
     STARTUP_TIMEOUT,
 )
+from dbrouter.serve.access import AccessError, AccessPolicy, check_restricted, scope_ddl
 from dbrouter.serve.catalog import SESSION_DDL
 from dbrouter.serve.session import SERVER_VERSION, KBSession, QueryRefused
 
@@ -90,6 +91,7 @@ class ServeConfig:
     send_timeout: float = SEND_TIMEOUT
     max_connections: int = MAX_CONNECTIONS
     max_rows: int = MAX_ROWS
+    policy: AccessPolicy | None = None
 
 
 def is_loopback(host: str) -> bool:
@@ -295,7 +297,16 @@ class KnowledgeBase:
                             session.db_cursor.close()
                     session.db_cursor, session.generation = self._new_cursor(gen), gen.number
                     session.db_cursor.execute(session.cursors_view())
+                    if session.access is not None:  # the user's databases shadow the KB's view of all
+                        every = [r[0] for r in session.db_cursor.execute(
+                            "select db_id from main.kb_databases").fetchall()]
+                        session.db_cursor.execute(scope_ddl(session.access.allowed(every)))
                 cur = session.db_cursor
+                if session.access is not None:
+                    try:
+                        check_restricted(sql)
+                    except AccessError as exc:
+                        raise QueryRefused(str(exc), "42501") from None
             _one_select(cur, sql)
             timer = threading.Timer(self.timeout, cur.interrupt)
             timer.start()
@@ -560,9 +571,11 @@ class KBHandler(BuenaVistaHandler):
         """Authenticated (at startup without a password, or after it): reads wait for the client as
         long as it likes; a reply it stops reading fails after the send timeout (the kernel's
         SO_SNDTIMEO) and ends the session."""
-        super().handle_post_auth(ctx)
         server = self.server
         assert isinstance(server, KBServer)
+        if server.config.policy is not None:  # authenticated as this user: the session sees its databases
+            ctx.session.access = server.config.policy.users[ctx.params["user"]]
+        super().handle_post_auth(ctx)
         self.request.settimeout(None)
         seconds = server.config.send_timeout
         self.request.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO,
@@ -657,13 +670,28 @@ class _AnyUser(dict):
         return self.password
 
 
+class _PolicyUsers(dict):
+    """buenavista's ``auth`` under an access policy: each user's own password (from the variable the
+    policy names); an unknown user or an unset variable gets a random one, so the login fails the
+    same way a wrong password does."""
+
+    def __init__(self, policy: AccessPolicy) -> None:
+        super().__init__()
+        self.policy = policy
+
+    def __missing__(self, user: str) -> str:
+        access = self.policy.users.get(user)
+        password = os.environ.get(access.password_env, "") if access else ""
+        return password or os.urandom(24).hex()
+
+
 class KBServer(BuenaVistaServer):
     """The threaded server; accepts non-loopback clients only when ``allow_remote``."""
 
     daemon_threads = True
 
     def __init__(self, config: ServeConfig, kb: KnowledgeBase) -> None:
-        auth = _AnyUser(config.password) if config.password else None
+        auth = _PolicyUsers(config.policy) if config.policy else _AnyUser(config.password) if config.password else None
         self.config = config
         self.kb = kb
         self.active = 0
@@ -702,7 +730,7 @@ def make_server(config: ServeConfig) -> KBServer:
             cannot be bound (in use, unknown host).
         WarehouseError, EmbedderMismatch: the warehouse cannot be opened with its UDFs.
     """
-    check_host(config.host, config.allow_remote, config.password)
+    check_host(config.host, config.allow_remote, config.password or ("policy" if config.policy else None))
     if not 0 <= config.port <= 65535:
         raise ServeError(f"--port {config.port} is not a TCP port: use 1-65535 (e.g. 5433), or 0 for any free one")
     kb = KnowledgeBase(config.warehouse, config.timeout, config.max_rows)

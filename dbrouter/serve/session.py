@@ -136,6 +136,7 @@ class KBSession(Session):
         self.generation = -1
         self.prepared: dict[str, str] = {}
         self.cursors: dict[str, list] = {}  # name -> [arrow table, next row]
+        self.access: Any = None  # the user's UserAccess under an access policy (serve --access)
 
     def cursor(self):
         return None

@@ -184,3 +184,43 @@ def test_mcp_over_http_scopes_each_request_to_its_user(built_kb, policy_env):
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+
+
+def test_serve_logs_each_user_in_with_their_own_password_and_scope(built_kb, policy_env, monkeypatch):
+    import psycopg
+
+    from dbrouter.serve.access import load_policy
+    from dbrouter.serve.server import ServeConfig, start_in_thread, stop
+
+    policy_file, env = policy_env
+    monkeypatch.setenv("TEST_PW_ALICE", env["TEST_PW_ALICE"])
+    monkeypatch.setenv("TEST_PW_ROOT", env["TEST_PW_ROOT"])
+    server, _ = start_in_thread(ServeConfig(built_kb["warehouse"], "127.0.0.1", 0, policy=load_policy(policy_file)))
+    port = server.server_address[1]
+
+    def connect(user, password):
+        return psycopg.connect(host="127.0.0.1", port=port, user=user, dbname="kb", password=password,
+                               connect_timeout=10, autocommit=True)
+
+    try:
+        with connect("alice", "a-secret") as con:
+            for q in QUESTIONS:
+                rows = con.execute("select db_id, evidence from route_query_ranked(%s, 100)", [q]).fetchall()
+                assert rows and not {r[0] for r in rows} & set(HIDDEN)
+                assert _leaks(json.dumps(rows, default=str)) == [], q
+                text = con.execute("select route_query_json(%s, 10)", [q]).fetchall()[0][0]
+                assert _leaks(str(text)) == [], q
+            for sql in ("select * from kb_databases", "select db_id from main.kb_allowed_databases",
+                        "select * from dbrouter_raw.databases", "select * from pg_catalog.pg_tables",
+                        "with x as (select * from kb_examples) select * from x"):
+                with pytest.raises(psycopg.Error, match="permission denied"):
+                    con.execute(sql)
+            own = {r[0] for r in con.execute("select db_id from kb_allowed_databases").fetchall()}
+            assert own and not own & set(HIDDEN)
+        with connect("root", "r-secret") as con:
+            assert set(HIDDEN) <= {r[0] for r in con.execute("select db_id from kb_allowed_databases").fetchall()}
+        for user, password in (("alice", "r-secret"), ("mallory", "a-secret")):
+            with pytest.raises(psycopg.OperationalError, match="password authentication failed"):
+                connect(user, password)
+    finally:
+        stop(server)
