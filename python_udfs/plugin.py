@@ -60,6 +60,7 @@ import sys
 import threading
 import time
 import weakref
+from collections.abc import Callable
 from typing import Any
 
 import duckdb
@@ -180,6 +181,39 @@ RELATION = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*){0,2}$"
 """What dbrouter_document_hits accepts as the documents' relation: a (qualified) plain name."""
 
 
+def _per_connection(conn: duckdb.DuckDBPyConnection, udf: str, load: Callable[..., Any]) -> Callable[..., Any]:
+    """A cache of what ``load(cursor, relation, *key)`` reads, for one connection's life.
+
+    It reads through a cursor of ``conn``, held weakly: the UDF lives in ``conn``, and a strong
+    reference would be a cycle that never frees it (nanobind reported the leak at exit).
+
+    Args:
+        conn: the connection the UDF is registered on.
+        udf: the UDF's name, for errors.
+        load: builds the cached value from a cursor, the relation and the rest of the key.
+
+    Returns:
+        ``get(relation, *key)``: the cached value (loaded on the first call; one load at a time).
+    """
+    cache: dict[tuple, Any] = {}
+    lock = threading.Lock()
+    owner = weakref.ref(conn)
+
+    def get(relation: str, *key: Any) -> Any:
+        with lock:
+            if (relation, *key) not in cache:
+                if not RELATION.match(relation):
+                    raise ValueError(f"{udf}: {relation!r} is not a table name")
+                live = owner()
+                if live is None:
+                    raise RuntimeError(f"{udf}: its connection is closed")
+                with live.cursor() as cur:
+                    cache[(relation, *key)] = load(cur, relation, *key)
+            return cache[(relation, *key)]
+
+    return get
+
+
 def _register_document_hits(conn: duckdb.DuckDBPyConnection, name: str) -> None:
     """``dbrouter_document_hits(relation, v, stage, dbs, n_top, n_votes)``: the UDF path's shortlist
     documents from a numpy matrix (:mod:`python_udfs.document_index`).
@@ -188,24 +222,12 @@ def _register_document_hits(conn: duckdb.DuckDBPyConnection, name: str) -> None:
     (through a cursor of ``conn``) and kept for the connection's life: a rebuilt warehouse is a
     new connection (``dbrouter serve`` reopens it), so it never serves a previous build's vectors.
     """
-    cache: dict[str, DocumentIndex] = {}
-    lock = threading.Lock()
-    owner = weakref.ref(conn)  # the UDF lives in conn: a strong reference would be a cycle that never frees it
+    def _load(cur: duckdb.DuckDBPyConnection, relation: str) -> DocumentIndex:
+        return build_index(cur.sql(f"select db_id, doc_kind, doc_label, route_stage, embedding from {relation} "
+                                   "where embedding_model = ? and route_stage is not null",
+                                   params=[name]).to_arrow_table())
 
-    def _index(relation: str) -> DocumentIndex:
-        with lock:
-            if relation not in cache:
-                if not RELATION.match(relation):
-                    raise ValueError(f"dbrouter_document_hits: {relation!r} is not a table name")
-                live = owner()
-                if live is None:
-                    raise RuntimeError("dbrouter_document_hits: its connection is closed")
-                with live.cursor() as cur:
-                    table = cur.sql(f"select db_id, doc_kind, doc_label, route_stage, embedding from {relation} "
-                                    "where embedding_model = ? and route_stage is not null",
-                                    params=[name]).to_arrow_table()
-                cache[relation] = build_index(table)
-            return cache[relation]
+    _index = _per_connection(conn, "dbrouter_document_hits", _load)
 
     def _hits(relation: pa.Array, v: pa.Array, stage: pa.Array, dbs: pa.Array, n_top: pa.Array,
               n_votes: pa.Array) -> pa.Array:
@@ -242,23 +264,11 @@ def _register_phrase_hits(conn: duckdb.DuckDBPyConnection) -> None:
     ``relation``'s phrases of ``model`` are read on the first call (through a cursor of ``conn``)
     and kept for the connection's life, as ``dbrouter_document_hits`` keeps its matrix.
     """
-    cache: dict[tuple[str, str], phrase_index.PhraseIndex] = {}
-    lock = threading.Lock()
-    owner = weakref.ref(conn)
+    def _load(cur: duckdb.DuckDBPyConnection, relation: str, model: str) -> phrase_index.PhraseIndex:
+        return phrase_index.build_index(cur.sql(f"select {', '.join(phrase_index.COLUMNS)} from {relation} "
+                                                "where phrase_model = ?", params=[model]).to_arrow_table())
 
-    def _index(relation: str, model: str) -> phrase_index.PhraseIndex:
-        with lock:
-            if (relation, model) not in cache:
-                if not RELATION.match(relation):
-                    raise ValueError(f"dbrouter_phrase_hits: {relation!r} is not a table name")
-                live = owner()
-                if live is None:
-                    raise RuntimeError("dbrouter_phrase_hits: its connection is closed")
-                with live.cursor() as cur:
-                    table = cur.sql(f"select {', '.join(phrase_index.COLUMNS)} from {relation} "
-                                    "where phrase_model = ?", params=[model]).to_arrow_table()
-                cache[(relation, model)] = phrase_index.build_index(table)
-            return cache[(relation, model)]
+    _index = _per_connection(conn, "dbrouter_phrase_hits", _load)
 
     def _hits(relation: pa.Array, model: pa.Array, dbs: pa.Array, toks: pa.Array, vs: pa.Array,
               threshold: pa.Array) -> pa.Array:

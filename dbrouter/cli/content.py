@@ -13,19 +13,25 @@ from dbrouter.errors import DbrouterError, WarehouseError
 from dbrouter.textin import read_stdin
 
 
-def cmd_statements_add(args) -> int:
+def _writable(args, action: str):
+    """The warehouse opened read-write, or an error saying which process holds it (a running serve)."""
     from dbrouter.kb.build import lock_conflict_message
+
+    try:
+        return connect_kb(args, read_only=False)
+    except WarehouseError as exc:
+        msg = lock_conflict_message(warehouse_path(args), exc.__cause__ or exc, action)
+        if msg is None:
+            raise
+        raise DbrouterError(msg) from exc
+
+
+def cmd_statements_add(args) -> int:
     from dbrouter.kb.tables import add_statement
     from dbrouter.retrieval import require_database
 
     statement = read_stdin().rstrip("\r\n") if args.statement == "-" else args.statement
-    try:
-        con = connect_kb(args, read_only=False)
-    except WarehouseError as exc:
-        msg = lock_conflict_message(warehouse_path(args), exc.__cause__ or exc, "add a statement to")
-        if msg is None:
-            raise
-        raise DbrouterError(msg) from exc
+    con = _writable(args, "add a statement to")
     try:
         require_database(con, args.db)
         try:
@@ -103,7 +109,6 @@ def cmd_examples_add(args) -> int:
     """`examples add`: a verified question/SQL pair into the user examples (the next build uses it)."""
     from dbrouter.answer.guard import UnsafeSQL, check_read_only
     from dbrouter.answer.runners import target_for
-    from dbrouter.kb.build import lock_conflict_message
     from dbrouter.kb.tables import add_example
     from dbrouter.retrieval import require_database
     from dbrouter.sources.base import NoDataSource
@@ -121,13 +126,7 @@ def cmd_examples_add(args) -> int:
         db, question, sql = db or answer.get("db_id"), question or answer.get("question"), sql or answer.get("sql")
     if not (db and question and sql):
         raise DbrouterError("give --db, --question and --sql (or --from-answer FILE from `dbrouter ask --json`)")
-    try:
-        con = connect_kb(args, read_only=False)
-    except WarehouseError as exc:
-        msg = lock_conflict_message(warehouse_path(args), exc.__cause__ or exc, "add an example to")
-        if msg is None:
-            raise
-        raise DbrouterError(msg) from exc
+    con = _writable(args, "add an example to")
     try:
         require_database(con, db)
         try:

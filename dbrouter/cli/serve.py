@@ -82,20 +82,25 @@ def _positive(text: str) -> int:
     return value
 
 
+def _listen_options(sp: argparse.ArgumentParser, port: int, when: str, password_help: str, access_help: str) -> None:
+    """--host, --port, --password-env, --allow-remote and --access, as serve and mcp share them."""
+    sp.add_argument("--host", default="127.0.0.1", help=f"address to listen on{when} (default 127.0.0.1)")
+    sp.add_argument("--port", type=int, default=port, help=f"port{when} (default {port})")
+    sp.add_argument("--password-env", metavar="VAR", help=password_help)
+    sp.add_argument("--allow-remote", action="store_true",
+                    help="allow a non-loopback --host (needs --password-env or --access)")
+    sp.add_argument("--access", metavar="FILE", help=f"access policy (YAML: users, their password variables and "
+                    f"databases): {access_help}")
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     """``serve``."""
     sp = sub.add_parser("serve", help="serve the knowledge base read-only over the Postgres wire protocol "
                         "(psql, psycopg, BI tools); picks up a rebuilt warehouse without restart")
     add_warehouse(sp)
-    sp.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
-    sp.add_argument("--port", type=int, default=5433, help="port (default 5433)")
-    sp.add_argument("--password-env", metavar="VAR",
-                    help="require the password held in environment variable VAR (any user name)")
-    sp.add_argument("--allow-remote", action="store_true",
-                    help="allow a non-loopback --host (needs --password-env or --access)")
-    sp.add_argument("--access", metavar="FILE",
-                    help="access policy (YAML): each user logs in with their own password and sees only their "
-                         "databases, through the routing and retrieval functions (README, Who may see what)")
+    _listen_options(sp, 5433, "", "require the password held in environment variable VAR (any user name)",
+                    "each user logs in with their own password and sees only their databases, through the routing "
+                    "and retrieval functions (README, Who may see what)")
     sp.add_argument("--max-connections", type=_positive, default=MAX_CONNECTIONS,
                     help=f"sessions at once; more get 'too many connections' (default {MAX_CONNECTIONS})")
     sp.add_argument("--max-rows", type=_positive, default=MAX_ROWS,
@@ -106,15 +111,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "(stdio; --http for streamable HTTP on loopback)")
     add_warehouse(sp)
     sp.add_argument("--http", action="store_true", help="streamable HTTP at http://HOST:PORT/mcp instead of stdio")
-    sp.add_argument("--host", default="127.0.0.1", help="address to listen on with --http (default 127.0.0.1)")
-    sp.add_argument("--port", type=int, default=8765, help="port with --http (default 8765)")
-    sp.add_argument("--password-env", metavar="VAR",
-                    help="with --http, require 'Authorization: Bearer <password>' holding environment variable VAR")
-    sp.add_argument("--allow-remote", action="store_true",
-                    help="allow a non-loopback --host (needs --password-env or --access)")
-    sp.add_argument("--access", metavar="FILE",
-                    help="access policy (YAML: users, their password variables and databases): every call sees only "
-                         "the caller's databases; over HTTP each request authenticates with HTTP Basic user:password")
+    _listen_options(sp, 8765, " with --http",
+                    "with --http, require 'Authorization: Bearer <password>' holding environment variable VAR",
+                    "every call sees only the caller's databases; over HTTP each request authenticates with HTTP "
+                    "Basic user:password")
     sp.add_argument("--user", help="with --access over stdio: the user this server answers for (password in "
                     "$DBROUTER_PASSWORD)")
     sp.set_defaults(func=cmd_mcp)

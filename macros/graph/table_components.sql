@@ -14,16 +14,21 @@
   {{ return(adapter.dispatch('table_components', 'dbrouter')(nodes, edges)) }}
 {%- endmacro %}
 
-{% macro default__table_components(nodes, edges) -%}
+{#- The walk's edges (CTE component_edges, self-loops dropped), once the arguments are checked. -#}
+{% macro _component_edges(nodes, edges) -%}
 {%- if not nodes or not edges -%}
   {{ exceptions.raise_compiler_error("table_components: adapter " ~ adapter.type() ~ ", arguments nodes and edges must name relations, got " ~ nodes ~ " / " ~ edges) }}
 {%- endif -%}
-with recursive
 component_edges as (
     select distinct db_id, from_table, to_table
     from {{ edges }}
     where from_table <> to_table
-),
+)
+{%- endmacro %}
+
+{% macro default__table_components(nodes, edges) -%}
+with recursive
+{{ dbrouter._component_edges(nodes, edges) }},
 reached (db_id, table_name, reached_table) as (
     select db_id, table_name, table_name
     from {{ nodes }}
@@ -49,15 +54,8 @@ group by db_id, table_name
     when no label changes (after at most the part's diameter steps), with the smallest table name
     of each part, in rows bounded by the edges per step. -#}
 {% macro duckdb__table_components(nodes, edges) -%}
-{%- if not nodes or not edges -%}
-  {{ exceptions.raise_compiler_error("table_components: adapter " ~ adapter.type() ~ ", arguments nodes and edges must name relations, got " ~ nodes ~ " / " ~ edges) }}
-{%- endif -%}
 with recursive
-component_edges as (
-    select distinct db_id, from_table, to_table
-    from {{ edges }}
-    where from_table <> to_table
-),
+{{ dbrouter._component_edges(nodes, edges) }},
 parts (db_id, table_name, component) using key (db_id, table_name) as (
     select db_id, table_name, table_name
     from {{ nodes }}
