@@ -10,7 +10,7 @@ WAREHOUSE ?= .dbrouter/demo.duckdb
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: setup demo test lint clean
+.PHONY: setup demo test lint clean browser
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -42,7 +42,17 @@ demo: setup
 # Two workers, one test module each at a time (--dist loadfile): a module's shared fixtures (a built
 # KB, a PostgreSQL server) are made once, and most of a test's time is single-threaded dbt and
 # Python start-up, so two run side by side on two cores (27 min -> 14 min).
-test: setup
+# `dbrouter report`'s HTML page is checked in a real headless browser: Debian's chromium package
+# (as root, or through passwordless sudo; the package lists are refreshed only when the install
+# cannot find it).
+browser:
+	@command -v chromium >/dev/null 2>&1 || { \
+		SUDO=$$( [ "$$(id -u)" = 0 ] || echo "sudo -n" ); \
+		$$SUDO apt-get install -y -q chromium >/dev/null 2>&1 || \
+		{ $$SUDO apt-get update -q >/dev/null 2>&1 && $$SUDO apt-get install -y -q chromium >/dev/null 2>&1; } || \
+		{ echo "make: the tests need Debian's chromium and it could not be installed: run apt-get install chromium" >&2; exit 1; }; }
+
+test: setup browser
 	$(BIN)/ruff check dbrouter python_udfs tests scripts
 	$(BIN)/ty check
 	$(BIN)/python -m pytest -q -n 2 --dist loadfile

@@ -6,6 +6,7 @@ routes with."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from html.parser import HTMLParser
 
@@ -114,3 +115,34 @@ def test_a_verified_example_is_routed_with_after_the_next_build(built_kb, tmp_pa
     run_cli("build", "--sources", str(sources), "--warehouse", str(warehouse))
     after = json.loads(run_cli("route", question, "--json", "--no-log", "--warehouse", str(warehouse)).stdout)
     assert after["ranking"][0]["db_id"] == "orchestra"  # the verified example question routes to its database
+
+
+def test_the_html_report_renders_in_a_real_headless_browser(tmp_path):
+    """Debian's chromium (installed by `make test`) lays the page out: every bar has a width in
+    proportion to its value and the tables show the log's rows. The page itself runs no script (its
+    CSP forbids it); the test measures a copy with a measuring script added."""
+    import subprocess
+
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    if chromium is None:
+        pytest.fail("chromium is not installed: `make test` installs Debian's chromium package")
+    log = tmp_path / "q.jsonl"
+    for db, n in (("singer", 4), ("college_3", 2)):
+        for i in range(n):
+            append(log, LogEntry("cli", "route", f"{db} question {i}", ranking=[db], chosen=db, seconds=0.05 * (i + 1)))
+    html = tmp_path / "r.html"
+    run_cli("report", "--log", str(log), "--html", str(html))
+    page = html.read_text()
+    assert "<script" not in page
+    probe = tmp_path / "probe.html"
+    probe.write_text(page.replace('<meta http-equiv="Content-Security-Policy"', '<meta name="was-csp"').replace(
+        "</body>", "<script>document.body.setAttribute('data-bars', JSON.stringify([...document.querySelectorAll("
+                   "'svg')[0].querySelectorAll('rect.bar')].map(r => Math.round(r.getBoundingClientRect().width))));"
+                   "document.body.setAttribute('data-rows', document.querySelectorAll('#slowest tr').length);"
+                   "</script></body>"))
+    proc = subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--dump-dom", probe.as_uri()],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    bars = json.loads(re.search(r'data-bars="([^"]*)"', proc.stdout).group(1).replace("&quot;", '"'))
+    assert len(bars) == 2 and bars[0] > 0 and abs(bars[0] / bars[1] - 2.0) < 0.1  # 4 calls vs 2: twice as wide
+    assert re.search(r'data-rows="(\d+)"', proc.stdout).group(1) == "7"  # header + 6 slowest calls
