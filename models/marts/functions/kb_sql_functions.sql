@@ -8,6 +8,7 @@
 -#}
 {{ config(post_hook=["{{ dbrouter.create_route_functions() }}", "{{ dbrouter.create_retrieval_functions() }}"]) }}
 -- depends_on: {{ ref('kb_join_edges') }}
+-- depends_on: {{ ref('kb_walk_edges') }}
 -- depends_on: {{ ref('kb_document_embeddings') }}
 -- depends_on: {{ ref('kb_routing_calibration') }}
 -- depends_on: {{ ref('kb_column_phrases') }}
