@@ -124,7 +124,7 @@ def require_database(con, db: str) -> None:
 
     import duckdb
 
-    try:  # the databases this session may see (a restricted session's view shadows the KB's)
+    try:  # the databases this session may see (kb_allowed_databases reads its access variable)
         known = [r[0] for r in con.execute("select db_id from kb_allowed_databases order by db_id").fetchall()]
     except duckdb.CatalogException:  # a KB built before access scopes existed
         known = [r[0] for r in con.execute("select db_id from kb_databases order by db_id").fetchall()]

@@ -19,7 +19,8 @@ os.environ.setdefault("DBT_SEND_ANONYMOUS_USAGE_STATS", "false")
 
 def run_cli(*args: str, env: dict | None = None, check: bool = True) -> subprocess.CompletedProcess:
     """Run the real `dbrouter` entry point; returns the completed process."""
-    full_env = {**os.environ, "DBROUTER_EMBEDDER": "hash", **(env or {})}
+    # no query log unless a test asks for one: a CLI call would append to <warehouse>.query_log.jsonl
+    full_env = {**os.environ, "DBROUTER_EMBEDDER": "hash", "DBROUTER_LOG": "off", **(env or {})}
     proc = subprocess.run([DBROUTER, *args], capture_output=True, text=True, env=full_env, cwd=str(ROOT))
     if check and proc.returncode != 0:
         raise AssertionError(f"dbrouter {' '.join(args)} exited {proc.returncode}\n{proc.stdout}\n{proc.stderr}")

@@ -29,9 +29,13 @@ def cmd_route(args) -> int:
                             "DBROUTER_LLM_API_KEY); see README, Configuration")
     if llm is None and not args.no_llm:
         err("no LLM configured (DBROUTER_LLM_BASE_URL unset): phrase mappings come from the embedding mapper")
+    import os
+
     from dbrouter.feedback.log import LogEntry, append, log_path
 
-    log = None if args.no_log else log_path(warehouse_path(args))
+    # a remote endpoint's questions are logged only where $DBROUTER_LOG says: there is no local warehouse
+    remote = bool(args.endpoint or os.environ.get("DBROUTER_ENDPOINT"))
+    log = None if args.no_log or (remote and not os.environ.get("DBROUTER_LOG")) else log_path(warehouse_path(args))
     con = _connect(args)
     try:
         weights = kb_weights(con) if args.explain else None

@@ -9,9 +9,9 @@ exact names or shell patterns, and names the environment variable holding each u
       alice: {password_env: DBROUTER_PW_ALICE, roles: [analyst]}
       admin: {password_env: DBROUTER_PW_ADMIN, databases: ["*"]}
 
-A restricted session gets a temporary view ``kb_allowed_databases`` holding its databases
-(:func:`scope_ddl`), which shadows the KB's view of every database: routing filters candidates
-through it *before* ranking, and retrieval through it, so no output names a hidden database.
+A restricted session sets the session variable ``dbrouter_allowed_databases`` to its databases
+(:func:`scope_ddl`); the KB's view ``kb_allowed_databases`` reads it, routing filters candidates
+through that view *before* ranking, and retrieval through it, so no output names a hidden database.
 """
 
 from __future__ import annotations
@@ -128,18 +128,19 @@ def load_policy(path: str | Path) -> AccessPolicy:
     return AccessPolicy(users)
 
 
-def scope_ddl(databases: list[str]) -> str:
-    """The statement that restricts a DuckDB session to ``databases``.
+def scope_ddl(databases: list[str] | None) -> str:
+    """The statement that restricts a DuckDB session (connection or cursor) to ``databases``.
 
     Args:
-        databases: the databases the session may see (may be empty).
+        databases: the databases the session may see (may be empty); None lifts the restriction.
 
     Returns:
-        ``create or replace temp view kb_allowed_databases ...``.
+        ``set variable dbrouter_allowed_databases = [...]`` (or ``reset variable ...``).
     """
+    if databases is None:
+        return "reset variable dbrouter_allowed_databases"
     values = ", ".join("'" + d.replace("'", "''") + "'" for d in databases)
-    return ("create or replace temp view kb_allowed_databases as select cast(db_id as varchar) as db_id from "
-            f"(select unnest([{values}]::varchar[]) as db_id)")
+    return f"set variable dbrouter_allowed_databases = [{values}]::varchar[]"
 
 
 RESTRICTED_READABLE = frozenset({"kb_allowed_databases"})

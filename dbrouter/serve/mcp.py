@@ -106,7 +106,7 @@ class Tools:
             raise DbrouterError("this server has an access policy: authenticate (see dbrouter mcp --access)")
         with self._lock, self.kb.cursor(shared=True) as con:
             if caller is None:
-                con.execute("drop view if exists temp.kb_allowed_databases")
+                con.execute(scope_ddl(None))
             else:
                 every = [r[0] for r in con.execute("select db_id from main.kb_databases order by db_id").fetchall()]
                 con.execute(scope_ddl(caller.allowed(every)))

@@ -9,14 +9,13 @@
   {{ return(adapter.dispatch('allowed_database', 'dbrouter')(column)) }}
 {%- endmacro %}
 
-{#- Snowflake: SQL UDFs resolve names in their own schema, where a session cannot shadow a view;
-    access is not filtered there (README "Who may see what"). -#}
+{#- Snowflake: there is no session list to filter on yet (README "Who may see what"). -#}
 {% macro default__allowed_database(column) -%}
 true
 {%- endmacro %}
 
-{#- DuckDB: the unqualified name is resolved when the macro runs, temp catalog first: the KB's view
-    kb_allowed_databases (every database), or a session's temporary view of the same name. -#}
+{#- DuckDB: the KB's view kb_allowed_databases, which reads the session variable
+    dbrouter_allowed_databases (every database when it is unset). -#}
 {% macro duckdb__allowed_database(column) -%}
-{{ column }} in (select db_id from kb_allowed_databases)
+{{ column }} in (select db_id from {{ dbrouter.kb_relation('kb_allowed_databases') }})
 {%- endmacro %}

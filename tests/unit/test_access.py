@@ -45,9 +45,15 @@ def test_a_malformed_policy_names_what_is_wrong(tmp_path, text, message):
         load_policy(tmp_path / "missing.yml")
 
 
-def test_the_scope_statement_quotes_names_and_may_be_empty():
+def test_the_scope_statement_quotes_names_may_be_empty_and_lifts():
     con = duckdb.connect()
+    con.execute("create table kb_databases as select unnest(['o''brien', 'plain', 'other']) as db_id")
+    con.execute("create view kb_allowed_databases as select db_id from kb_databases where "
+                "getvariable('dbrouter_allowed_databases') is null "
+                "or list_contains(getvariable('dbrouter_allowed_databases'), db_id)")
     con.execute(scope_ddl(["o'brien", "plain"]))
     assert sorted(r[0] for r in con.execute("select db_id from kb_allowed_databases").fetchall()) == ["o'brien", "plain"]
     con.execute(scope_ddl([]))
     assert con.execute("select count(*) from kb_allowed_databases").fetchall() == [(0,)]
+    con.execute(scope_ddl(None))
+    assert con.execute("select count(*) from kb_allowed_databases").fetchall() == [(3,)]
