@@ -8,13 +8,10 @@ import duckdb
 import pytest
 
 import dbrouter
+from tests.functional.test_two_stage_shortlist import QUESTIONS as TWO_STAGE_QUESTIONS
 
 QUESTIONS = [
-    "How many singers do we have?",
-    "Which flights leave from Aberdeen?",
-    "average salary of employees hired after 2010",
-    "list the courses taught by each teacher",
-    "what is the total revenue of orders shipped last month",
+    *TWO_STAGE_QUESTIONS,
     "Show the names of singers older than 40",
     "",  # an empty question: no ranking, alone or batched
     "How many concerts took place in stadiums with a capacity over 5000?",
