@@ -143,6 +143,20 @@ def scope_ddl(databases: list[str] | None) -> str:
     return f"set variable dbrouter_allowed_databases = [{values}]::varchar[]"
 
 
+def restrict(con, access: UserAccess | None) -> None:
+    """Scope a DuckDB session to ``access``'s databases of the KB (None lifts the scope).
+
+    Args:
+        con: the session's connection or cursor on the warehouse.
+        access: the user, or None for every database.
+    """
+    if access is None:
+        con.execute(scope_ddl(None))
+        return
+    every = [r[0] for r in con.execute("select db_id from main.kb_databases order by db_id").fetchall()]
+    con.execute(scope_ddl(access.allowed(every)))
+
+
 RESTRICTED_READABLE = frozenset({"kb_allowed_databases"})
 """The one relation a restricted session may name: its own databases."""
 

@@ -35,7 +35,7 @@ from mcp.server.mcpserver import Context  # the tools' annotation: resolved from
 
 from dbrouter.errors import DbrouterError
 from dbrouter.feedback.log import LogEntry, append, log_path
-from dbrouter.serve.access import NO_ACCESSIBLE_DATABASE, AccessPolicy, UserAccess, scope_ddl
+from dbrouter.serve.access import NO_ACCESSIBLE_DATABASE, AccessPolicy, UserAccess, restrict
 
 TOOLS = ("list_databases", "describe", "route", "link", "retrieve", "run_sql", "ask")
 """The tools, in the order clients list them (``ask`` only with an LLM configured)."""
@@ -105,11 +105,7 @@ class Tools:
         if self.policy is not None and caller is None:
             raise DbrouterError("this server has an access policy: authenticate (see dbrouter mcp --access)")
         with self._lock, self.kb.cursor(shared=True) as con:
-            if caller is None:
-                con.execute(scope_ddl(None))
-            else:
-                every = [r[0] for r in con.execute("select db_id from main.kb_databases order by db_id").fetchall()]
-                con.execute(scope_ddl(caller.allowed(every)))
+            restrict(con, caller)
             yield con
 
     def close(self) -> None:

@@ -58,7 +58,7 @@ from dbrouter.serve import (
     SEND_TIMEOUT,
     STARTUP_TIMEOUT,
 )
-from dbrouter.serve.access import AccessError, AccessPolicy, check_restricted, scope_ddl
+from dbrouter.serve.access import AccessError, AccessPolicy, check_restricted, restrict
 from dbrouter.serve.catalog import SESSION_DDL
 from dbrouter.serve.session import SERVER_VERSION, KBSession, QueryRefused
 
@@ -297,10 +297,8 @@ class KnowledgeBase:
                             session.db_cursor.close()
                     session.db_cursor, session.generation = self._new_cursor(gen), gen.number
                     session.db_cursor.execute(session.cursors_view())
-                    if session.access is not None:  # the user's databases shadow the KB's view of all
-                        every = [r[0] for r in session.db_cursor.execute(
-                            "select db_id from main.kb_databases").fetchall()]
-                        session.db_cursor.execute(scope_ddl(session.access.allowed(every)))
+                    if session.access is not None:  # the session sees the user's databases only
+                        restrict(session.db_cursor, session.access)
                 cur = session.db_cursor
                 if session.access is not None:
                     try:
