@@ -7,6 +7,7 @@ import argparse
 from dbrouter.cli.common import add_common, print_ingest, warehouse_path
 from dbrouter.console import err
 from dbrouter.errors import DbrouterError
+from dbrouter.feedback.log import log_path
 
 
 class SourcesFailed(DbrouterError):
@@ -41,7 +42,8 @@ def cmd_ingest(args) -> int:
     from dbrouter.sources.config import load_sources
 
     try:  # in place, not atomic: `build` is the atomic path
-        report = ingest(load_sources(args.sources), warehouse_path(args), progress=err)
+        report = ingest(load_sources(args.sources), warehouse_path(args), progress=err,
+                        query_log=log_path(warehouse_path(args)))
     except duckdb.IOException as exc:
         msg = lock_conflict_message(warehouse_path(args), exc)
         if msg is None:

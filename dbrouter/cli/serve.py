@@ -10,6 +10,7 @@ import argparse
 from dbrouter.cli.common import add_warehouse, warehouse_path
 from dbrouter.console import err
 from dbrouter.errors import DbrouterError
+from dbrouter.feedback.log import log_path
 from dbrouter.serve import MAX_CONNECTIONS, MAX_ROWS
 
 
@@ -26,7 +27,7 @@ def cmd_serve(args) -> int:
         policy = load_policy(args.access)
     config = ServeConfig(warehouse_path(args), args.host, args.port, password_from_env(args.password_env),
                          args.allow_remote, max_connections=args.max_connections, max_rows=args.max_rows,
-                         policy=policy)
+                         policy=policy, query_log=None if args.no_log else log_path(warehouse_path(args)))
     server = make_server(config)
     auth = ("each user of the access policy with their own password" if policy else
             f"password from ${args.password_env}" if config.password else "no password")
@@ -64,7 +65,7 @@ def cmd_mcp(args) -> int:
         raise DbrouterError("--user needs --access FILE (the policy that says what the user may see)")
     config = McpConfig(warehouse_path(args), http=args.http, host=args.host, port=args.port,
                        password=password_from_env(args.password_env), allow_remote=args.allow_remote,
-                       policy=policy, user=user)
+                       policy=policy, user=user, log=not args.no_log)
     if not config.warehouse.is_file():
         raise DbrouterError(f"{config.warehouse} does not exist: build a knowledge base first (`make demo` or "
                             "`dbrouter build --sources FILE`), or pass --warehouse")
@@ -91,6 +92,8 @@ def _listen_options(sp: argparse.ArgumentParser, port: int, when: str, password_
                     help="allow a non-loopback --host (needs --password-env or --access)")
     sp.add_argument("--access", metavar="FILE", help=f"access policy (YAML: users, their password variables and "
                     f"databases): {access_help}")
+    sp.add_argument("--no-log", action="store_true", help="do not append the calls that route to the query log "
+                    "(<warehouse stem>.query_log.jsonl, or $DBROUTER_LOG; README, The feedback loop)")
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -1,16 +1,24 @@
 """The query log: every routing and answer through `dbrouter mcp` and the CLI, one JSON line each.
 
-The log lives beside the warehouse (``<warehouse stem>.query_log.jsonl``), not in it: the warehouse
-is opened read-only by every reader and replaced whole by each build, so a table in it could neither
-be written while an endpoint serves nor survive a rebuild. Lines are appended with one ``write`` on
-a file opened for appending, so processes logging at once do not interleave within a line.
-``DBROUTER_LOG`` names another file, or ``off`` turns logging off (``--no-log`` on the CLI).
+Calls are appended to a journal beside the warehouse (``<warehouse stem>.query_log.jsonl``): the
+warehouse is opened read-only by every reader and replaced whole by each build, so a call can not
+write into it while an endpoint serves. Lines are appended with one ``write`` on a file opened for
+appending, so processes logging at once do not interleave within a line. ``DBROUTER_LOG`` names
+another file, or ``off`` turns logging off (``--no-log`` on the CLI).
+
+Each build copies the journal into the warehouse (:func:`load_into`, table
+``dbrouter_user.query_log``, read by SQL clients as ``kb_query_log``). Rows are only ever added,
+keyed by a hash of their line, so loading twice adds nothing and rows stay after the journal is
+rotated (moved away).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import re
+import sys
 import time
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
@@ -21,7 +29,7 @@ from dbrouter.errors import DbrouterError
 MAX_TEXT = 4000
 """Characters of a question or SQL text kept in a log line."""
 MAX_LOG_BYTES = 256 * 2**20
-"""A log past this size is not appended to (a warning says so): rotate it (move it away)."""
+"""A log past this size is not appended to (one warning on stderr says so): rotate it (move it away)."""
 
 
 @dataclass
@@ -94,7 +102,9 @@ def append(path: Path | None, entry: LogEntry) -> bool:
     entry.question, entry.sql, entry.error = _cut(entry.question), _cut(entry.sql), _cut(entry.error)
     line = (json.dumps(asdict(entry), default=str) + "\n").encode()
     try:
-        if path.exists() and path.stat().st_size > MAX_LOG_BYTES:
+        if path.is_file() and path.stat().st_size > MAX_LOG_BYTES:
+            _warn_once(path, f"the query log {path} is over {MAX_LOG_BYTES >> 20} MiB and no longer appended to: "
+                       "run `dbrouter build` (it adds the log to the warehouse's kb_query_log), then move it away")
             return False
         path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
@@ -102,9 +112,20 @@ def append(path: Path | None, entry: LogEntry) -> bool:
             os.write(fd, line)
         finally:
             os.close(fd)
-    except OSError:
+    except OSError as exc:
+        _warn_once(path, f"cannot append to the query log {path}: {exc.strerror or exc} (the call itself went on)")
         return False
     return True
+
+
+_warned: set[Path] = set()
+
+
+def _warn_once(path: Path, message: str) -> None:
+    """One stderr line per log and process (stdout may be a protocol: MCP over stdio)."""
+    if path not in _warned:
+        _warned.add(path)
+        print(f"dbrouter: {message}", file=sys.stderr)
 
 
 def read(path: Path) -> Iterator[LogEntry]:
@@ -122,6 +143,12 @@ def read(path: Path) -> Iterator[LogEntry]:
     if not path.is_file():
         raise DbrouterError(f"no query log at {path}: route or ask something first (logging is on unless "
                             "DBROUTER_LOG=off), or pass --log FILE")
+    for _, entry in _lines(path):
+        yield entry
+
+
+def _lines(path: Path) -> Iterator[tuple[str, LogEntry]]:
+    """(raw line, entry) for each line of a log that is an entry."""
     names = set(LogEntry.__dataclass_fields__)
     with open(path, encoding="utf-8", errors="replace") as fh:
         for line in fh:
@@ -130,4 +157,119 @@ def read(path: Path) -> Iterator[LogEntry]:
             except json.JSONDecodeError:
                 continue
             if isinstance(obj, dict) and {"source", "tool"} <= set(obj):
-                yield LogEntry(**{k: v for k, v in obj.items() if k in names})
+                try:
+                    yield line.strip(), LogEntry(**{k: v for k, v in obj.items() if k in names})
+                except TypeError:
+                    continue
+
+
+LOG_TABLE = "dbrouter_user.query_log"
+"""The warehouse table a build loads the journal into (created by :mod:`dbrouter.kb.tables`)."""
+
+
+def _text(value) -> str | None:
+    return None if value is None else str(value)
+
+
+def load_into(con, path: Path | None, table: str = LOG_TABLE) -> int:
+    """Add the journal's entries that the warehouse table does not hold yet.
+
+    Args:
+        con: a read-write DuckDB connection to the warehouse being built (the table exists).
+        path: the journal (None or a missing file: nothing to load).
+        table: the table.
+
+    Returns:
+        How many rows were added.
+    """
+    if path is None or not path.is_file():
+        return 0
+    import pyarrow as pa
+
+    rows: dict[str, list] = {k: [] for k in ("entry_id", "logged_at", "source", "tool", "question", "asked_by",
+                                             "ranking", "chosen", "abstained", "sql_text", "status", "error",
+                                             "seconds")}
+    for line, e in _lines(path):
+        try:
+            ts, seconds = float(e.ts), float(e.seconds)
+        except (TypeError, ValueError):
+            continue
+        values = (hashlib.sha1(line.encode()).hexdigest(), ts, _text(e.source), _text(e.tool),
+                  _text(e.question), _text(e.user), json.dumps(e.ranking if isinstance(e.ranking, list) else []),
+                  _text(e.chosen), bool(e.abstained), _text(e.sql), _text(e.status), _text(e.error), seconds)
+        for key, value in zip(rows, values):
+            rows[key].append(value)
+    if not rows["entry_id"]:
+        return 0
+    cur = con.cursor()  # its own results: the caller's connection may hold one unfinished
+    try:
+        cur.register("dbrouter_journal", pa.table(rows))
+        before = cur.execute(f"select count(*) from {table}").fetchall()[0][0]
+        cur.execute(f"""insert into {table}
+            select distinct on (entry_id) entry_id, make_timestamp((logged_at * 1e6)::bigint), source, tool,
+                   question, asked_by, ranking, chosen, abstained, sql_text, status, error, seconds
+            from dbrouter_journal where entry_id not in (select entry_id from {table})""").fetchall()
+        return cur.execute(f"select count(*) from {table}").fetchall()[0][0] - before
+    finally:
+        cur.close()
+
+
+_SQL_CALL = re.compile(r"\b(route_query(?:_json|_ranked(?:_mapped)?(?:_\w+)?)?|route_shortlist|route_phrase_mappings"
+                       r"|retrieve_\w+)\s*\(\s*(?:'((?:[^']|'')*)')?", re.IGNORECASE)
+"""A call of a routing or retrieval function, with its question when that is a string literal."""
+_LITERAL = re.compile(r"'(?:[^']|'')*'")
+
+
+def from_sql_call(sql: str, params, table, error: str | None, seconds: float, user: str | None) -> LogEntry | None:
+    """The log entry of one statement a SQL client ran through ``dbrouter serve``, if it routed.
+
+    Statements that call no routing or retrieval function (catalog probes of BI tools, plain reads)
+    are not logged. The question is the call's string literal, or else the statement's first text
+    parameter; the ranking is read from the result: its ``db_id`` column, or ``route_query``'s one
+    value, or ``route_query_json``'s ranking.
+
+    Args:
+        sql: the statement as the client sent it.
+        params: its parameters (PREPARE/EXECUTE, extended protocol), or None.
+        table: its result (a ``pyarrow.Table``), or None when it failed.
+        error: the error message when it failed.
+        seconds: wall time.
+        user: the session's user.
+
+    Returns:
+        The entry, or None for a statement that routed nothing.
+    """
+    literals = [m.span() for m in _LITERAL.finditer(sql)]
+    match = next((m for m in _SQL_CALL.finditer(sql) if not any(a <= m.start() < b for a, b in literals)), None)
+    if match is None:
+        return None
+    function = match.group(1).lower()
+    question = match.group(2).replace("''", "'") if match.group(2) is not None else None
+    if question is None and params:
+        first = next(iter(params.values() if isinstance(params, dict) else params), None)
+        question = first if isinstance(first, str) else None
+    entry = LogEntry("serve", function, question, user=user, sql=sql, seconds=seconds,
+                     status="error" if error else "ok", error=error)
+    if table is None or table.num_rows == 0 or question is None:  # a batch's rows mix many questions
+        return entry
+    names = table.column_names
+    if "db_id" in names:
+        ranking = [v for v in table.column("db_id").to_pylist()[:10] if isinstance(v, str)]
+        entry.ranking = list(dict.fromkeys(ranking))
+    elif len(names) == 1 and table.num_rows == 1:
+        value = table.column(0)[0].as_py()
+        if function == "route_query":
+            entry.ranking = [value] if isinstance(value, str) else []
+            entry.abstained = value is None
+        elif function == "route_query_json" and isinstance(value, str):
+            try:
+                obj = json.loads(value)
+            except json.JSONDecodeError:
+                obj = {}
+            if isinstance(obj, dict):
+                entry.ranking = [r.get("db_id") for r in obj.get("ranking") or [] if isinstance(r, dict)][:10]
+                entry.abstained = bool(obj.get("abstained"))
+    entry.chosen = None if entry.abstained or not entry.ranking else entry.ranking[0]
+    if entry.abstained:
+        entry.status = "abstained"
+    return entry

@@ -20,6 +20,7 @@ from pathlib import Path
 import pyarrow as pa
 
 from dbrouter.errors import SourceError
+from dbrouter.feedback.log import load_into
 from dbrouter.kb.tables import ensure_tables
 from dbrouter.sources.base import DatabaseSnapshot, Issue, SourcesConfig, check_foreign_keys, default_db_id, utf8_error
 from dbrouter.sources.registry import source_type
@@ -386,13 +387,15 @@ def unrouted_issues(databases: set[str], examples: list[dict], statements: list[
 
 
 def ingest(config: SourcesConfig, warehouse: str | Path,
-           progress: Callable[[str], None] | None = None) -> IngestReport:
+           progress: Callable[[str], None] | None = None, query_log: Path | None = None) -> IngestReport:
     """Snapshot all sources of ``config`` into ``warehouse``.
 
     Args:
         config: the parsed sources file.
         warehouse: path of the DuckDB warehouse file (created if missing).
         progress: progress callback (e.g. ``print`` to stderr).
+        query_log: the query log journal whose new entries are added to ``dbrouter_user.query_log``
+            (None: none).
 
     Returns:
         An :class:`IngestReport`; its issues include the examples and statements for databases
@@ -406,6 +409,9 @@ def ingest(config: SourcesConfig, warehouse: str | Path,
     con = duckdb.connect(str(warehouse))
     try:
         write_raw(con, rows)
+        logged = load_into(con, query_log)
+        if logged and progress:
+            progress(f"query log: {logged} new entries from {query_log} added to dbrouter_user.query_log")
         user_statements = [dict(db_id=d, statement=st) for d, st in
                            con.execute("select db_id, statement from dbrouter_user.statements").fetchall()]
     finally:

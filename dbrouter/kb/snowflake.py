@@ -40,7 +40,10 @@ KEEP_SCHEMA_DDL = {
     "user": ["create table if not exists {user}.statements (db_id varchar not null, statement varchar not null, "
              "added_at timestamp_ntz default current_timestamp(), added_by varchar)",
              "create table if not exists {user}.examples (db_id varchar not null, question varchar not null, "
-             "sql_text varchar not null, added_at timestamp_ntz default current_timestamp(), added_by varchar)"],
+             "sql_text varchar not null, added_at timestamp_ntz default current_timestamp(), added_by varchar)",
+             "create table if not exists {user}.query_log (entry_id varchar primary key, logged_at timestamp_ntz, "
+             "source varchar, tool varchar, question varchar, asked_by varchar, ranking varchar, chosen varchar, "
+             "abstained boolean, sql_text varchar, status varchar, error varchar, seconds double)"],
     "llm": ["create table if not exists {llm}.statement_structures (statement_hash varchar primary key, "
             "db_id varchar, statement varchar, expression varchar, snippet varchar, status varchar, "
             "\"references\" array, problems array, model varchar, created_at timestamp_ntz default current_timestamp())",

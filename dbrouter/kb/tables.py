@@ -1,5 +1,6 @@
-"""Tables the knowledge base keeps across ingests: statements added with the CLI (never
-rewritten) and what the LLM derived (structured statements, example descriptors).
+"""Tables the knowledge base keeps across ingests: statements and examples added with the CLI
+(never rewritten), the query log as of the last build (rows only ever added) and what the LLM
+derived (structured statements, example descriptors).
 
 `dbrouter ingest` replaces only the raw snapshot; it calls :func:`ensure_tables` so these exist
 (empty) for the dbt sources, and never touches their rows.
@@ -19,6 +20,10 @@ DDL = [
     f"""create table if not exists {USER_SCHEMA}.examples (
         db_id varchar not null, question varchar not null, sql_text varchar not null,
         added_at timestamp default current_timestamp, added_by varchar)""",
+    f"""create table if not exists {USER_SCHEMA}.query_log (
+        entry_id varchar primary key, logged_at timestamp, source varchar, tool varchar, question varchar,
+        asked_by varchar, ranking varchar, chosen varchar, abstained boolean, sql_text varchar,
+        status varchar, error varchar, seconds double)""",
     f"""create table if not exists {LLM_SCHEMA}.statement_structures (
         statement_hash varchar primary key, db_id varchar, statement varchar, expression varchar,
         snippet varchar, status varchar, "references" varchar[], problems varchar[], model varchar,

@@ -92,6 +92,7 @@ class ServeConfig:
     max_connections: int = MAX_CONNECTIONS
     max_rows: int = MAX_ROWS
     policy: AccessPolicy | None = None
+    query_log: Path | None = None
 
 
 def is_loopback(host: str) -> bool:
@@ -176,10 +177,12 @@ class KnowledgeBase:
     Where no link can be made (a read-only directory) the swap waits for the running queries.
     """
 
-    def __init__(self, path: Path, timeout: float = QUERY_TIMEOUT, max_rows: int = MAX_ROWS) -> None:
+    def __init__(self, path: Path, timeout: float = QUERY_TIMEOUT, max_rows: int = MAX_ROWS,
+                 query_log: Path | None = None) -> None:
         self.path = Path(path)
         self.timeout = timeout
         self.max_rows = max_rows
+        self.query_log = query_log  # where the sessions' routing calls are logged (None: not logged)
         self.reopened = 0
         self._cond = threading.Condition()
         self._opening = threading.Lock()  # one reopen at a time; queries do not wait for it
@@ -571,6 +574,7 @@ class KBHandler(BuenaVistaHandler):
         SO_SNDTIMEO) and ends the session."""
         server = self.server
         assert isinstance(server, KBServer)
+        ctx.session.user = ctx.params.get("user")
         if server.config.policy is not None:  # authenticated as this user: the session sees its databases
             ctx.session.access = server.config.policy.users[ctx.params["user"]]
         super().handle_post_auth(ctx)
@@ -731,7 +735,7 @@ def make_server(config: ServeConfig) -> KBServer:
     check_host(config.host, config.allow_remote, config.password or ("policy" if config.policy else None))
     if not 0 <= config.port <= 65535:
         raise ServeError(f"--port {config.port} is not a TCP port: use 1-65535 (e.g. 5433), or 0 for any free one")
-    kb = KnowledgeBase(config.warehouse, config.timeout, config.max_rows)
+    kb = KnowledgeBase(config.warehouse, config.timeout, config.max_rows, config.query_log)
     try:
         return KBServer(config, kb)
     except (OSError, socket.gaierror) as exc:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import re
+import time
 from typing import TYPE_CHECKING, Any
 
 from buenavista.backends.duckdb import DuckDBQueryResult
@@ -27,6 +28,7 @@ from buenavista.core import BVType, Session, SimpleQueryResult
 
 from dbrouter.answer.guard import UnsafeSQL, check_read_only
 from dbrouter.errors import USER_ERRORS, DbrouterError
+from dbrouter.feedback.log import append, from_sql_call
 from dbrouter.serve.catalog import rewrite
 from python_udfs.plugin import UDF_NAMES
 
@@ -137,6 +139,7 @@ class KBSession(Session):
         self.prepared: dict[str, str] = {}
         self.cursors: dict[str, list] = {}  # name -> [arrow table, next row]
         self.access: Any = None  # the user's UserAccess under an access policy (serve --access)
+        self.user: str | None = None  # the user name the client logged in as
 
     def cursor(self):
         return None
@@ -154,7 +157,26 @@ class KBSession(Session):
         return self.in_txn
 
     def run(self, sql: str, params=None):
-        """Run one checked statement on this session's cursor (see :meth:`KnowledgeBase.query`)."""
+        """Run one checked statement on this session's cursor (see :meth:`KnowledgeBase.query`); a
+        statement that calls a routing or retrieval function is logged (:func:`~dbrouter.feedback.log.from_sql_call`)."""
+        started = time.perf_counter()
+        try:
+            table = self._run(sql, params)
+        except QueryRefused as exc:
+            self._log(sql, params, None, str(exc), started)
+            raise
+        self._log(sql, params, table, None, started)
+        return table
+
+    def _log(self, sql: str, params, table, error: str | None, started: float) -> None:
+        if self.kb.query_log is None:
+            return
+        entry = from_sql_call(sql, params, table, error, time.perf_counter() - started,
+                              self.access.name if self.access is not None else self.user)
+        if entry is not None:
+            append(self.kb.query_log, entry)
+
+    def _run(self, sql: str, params):
         import duckdb
 
         try:

@@ -112,9 +112,42 @@ def test_a_verified_example_is_routed_with_after_the_next_build(built_kb, tmp_pa
                       "--warehouse", str(warehouse), check=False)
     assert unknown.returncode != 0 and "did you mean concert_singer" in unknown.stderr
     run_cli("examples", "add", "--from-answer", str(answer), "--warehouse", str(warehouse))
-    run_cli("build", "--sources", str(sources), "--warehouse", str(warehouse))
+    log = tmp_path / "q.jsonl"
+    run_cli("route", QUESTION, "--warehouse", str(warehouse), env={"DBROUTER_LOG": str(log)})
+    built = run_cli("build", "--sources", str(sources), "--warehouse", str(warehouse), env={"DBROUTER_LOG": str(log)})
+    assert "query log: 1 new entries" in built.stderr
     after = json.loads(run_cli("route", question, "--json", "--no-log", "--warehouse", str(warehouse)).stdout)
     assert after["ranking"][0]["db_id"] == "orchestra"  # the verified example question routes to its database
+    import duckdb
+
+    with duckdb.connect(str(warehouse), read_only=True) as con:  # the log is in the warehouse for SQL and BI
+        rows = con.execute("select source, tool, question, chosen_db_id from kb_query_log").fetchall()
+    assert rows == [("cli", "route", QUESTION, _entries(log)[0].chosen)]
+
+
+def test_serve_logs_the_statements_that_route(built_kb, tmp_path):
+    import psycopg
+
+    from dbrouter.serve.server import ServeConfig, start_in_thread, stop
+
+    log = tmp_path / "serve.jsonl"
+    server, _ = start_in_thread(ServeConfig(built_kb["warehouse"], "127.0.0.1", 0, query_log=log))
+    try:
+        with psycopg.connect(host="127.0.0.1", port=server.server_address[1], user="bi_tool", dbname="kb",
+                             connect_timeout=10, autocommit=True) as con:
+            chosen = con.execute("select route_query(%s)", [QUESTION]).fetchall()[0][0]
+            ranked = [r[0] for r in con.execute(f"select db_id from route_query_ranked('{QUESTION}', 3)").fetchall()]
+            con.execute("select count(*) from kb_databases").fetchall()  # routes nothing: not logged
+            with pytest.raises(psycopg.Error):
+                con.execute("select * from route_query_ranked('x', 'not a number')")
+    finally:
+        stop(server)
+    entries = _entries(log)
+    assert [(e.source, e.tool, e.user, e.status) for e in entries] == [
+        ("serve", "route_query", "bi_tool", "ok"), ("serve", "route_query_ranked", "bi_tool", "ok"),
+        ("serve", "route_query_ranked", "bi_tool", "error")]
+    assert entries[0].question == QUESTION and entries[0].chosen == chosen
+    assert entries[1].ranking == ranked and entries[2].error
 
 
 def test_the_html_report_renders_in_a_real_headless_browser(tmp_path):

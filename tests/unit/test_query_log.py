@@ -1,0 +1,85 @@
+"""The query log journal (dbrouter/feedback/log.py): appending, reading past bad lines, loading into
+the warehouse table without duplicates, and the entries of SQL clients' routing calls."""
+
+from __future__ import annotations
+
+import json
+
+import duckdb
+import pyarrow as pa
+import pytest
+
+from dbrouter.feedback.log import LOG_TABLE, LogEntry, append, from_sql_call, load_into, read
+from dbrouter.kb.tables import ensure_tables
+
+
+def _con():
+    con = duckdb.connect()
+    ensure_tables(con)
+    return con
+
+
+def test_read_skips_torn_and_foreign_lines(tmp_path):
+    log = tmp_path / "q.jsonl"
+    append(log, LogEntry("cli", "route", "q1", ranking=["a", "b"], chosen="a"))
+    with open(log, "a") as fh:
+        fh.write('{"not": "an entry"}\n{"source": "cli", "tool": "route", "unknown_field": 1, "bad": \n')
+        fh.write('{"source": "cli", "tool": "route", "abstained": true, "newer_field": 1}\n')
+    entries = list(read(log))
+    assert [(e.question, e.abstained) for e in entries] == [("q1", False), (None, True)]
+
+
+def test_load_into_adds_each_line_once_and_keeps_rows_after_rotation(tmp_path):
+    log = tmp_path / "q.jsonl"
+    con = _con()
+    assert load_into(con, log) == 0  # no journal yet
+    append(log, LogEntry("cli", "route", "it's q1", user="ann", ranking=["a", "b"], chosen="a", seconds=0.5,
+                         ts=1_700_000_000.25))
+    append(log, LogEntry("mcp", "run_sql", None, sql="select 1", status="error", error="boom"))
+    assert load_into(con, log) == 2
+    assert load_into(con, log) == 0
+    row = con.execute(f"select question, asked_by, ranking, chosen, seconds, cast(logged_at as varchar) from {LOG_TABLE} "
+                      "where tool = 'route'").fetchone()
+    assert row[:5] == ("it's q1", "ann", '["a", "b"]', "a", 0.5)
+    assert row[5] == "2023-11-14 22:13:20.25"  # UTC, whatever the session's time zone
+    log.rename(tmp_path / "q.1.jsonl")  # rotated: the rows stay, the new journal's lines are added
+    append(log, LogEntry("cli", "ask", "q3"))
+    assert load_into(con, log) == 1
+    assert con.execute(f"select count(*) from {LOG_TABLE}").fetchone()[0] == 3
+
+
+def test_sql_calls_are_logged_with_their_question_and_ranking():
+    ranked = pa.table({"rank": [1, 2], "db_id": ["singer", "concert_singer"], "score": [0.9, 0.5]})
+    e = from_sql_call("select * from route_query_ranked('Who''s singing?', 2)", None, ranked, None, 0.2, "ann")
+    assert (e.source, e.tool, e.question, e.user) == ("serve", "route_query_ranked", "Who's singing?", "ann")
+    assert e.ranking == ["singer", "concert_singer"] and e.chosen == "singer" and e.status == "ok"
+
+    one = from_sql_call("SELECT route_query($1)", ["How many singers?"], pa.table({"r": [None]}), None, 0.1, None)
+    assert one.question == "How many singers?" and one.abstained and one.status == "abstained" and one.chosen is None
+
+    js = json.dumps({"ranking": [{"db_id": "x"}, {"db_id": "y"}], "abstained": False})
+    e = from_sql_call("select route_query_json('q', 3)", None, pa.table({"j": [js]}), None, 0.1, None)
+    assert e.ranking == ["x", "y"] and e.chosen == "x"
+
+    failed = from_sql_call("select route_query('q')", None, None, "the query was cancelled", 30.0, None)
+    assert failed.status == "error" and failed.error == "the query was cancelled"
+
+
+@pytest.mark.parametrize("sql", ["select * from kb_databases", "select version()", "select 'route_query(x)'"])
+def test_statements_that_route_nothing_are_not_logged(sql):
+    assert from_sql_call(sql, None, pa.table({"a": [1]}), None, 0.1, None) is None
+
+
+def test_a_full_or_unwritable_log_warns_once_and_never_fails_the_call(tmp_path, monkeypatch, capsys):
+    import dbrouter.feedback.log as log_module
+
+    log = tmp_path / "q.jsonl"
+    monkeypatch.setattr(log_module, "MAX_LOG_BYTES", 10)
+    assert append(log, LogEntry("cli", "route", "first"))  # under the cap when written
+    assert not append(log, LogEntry("cli", "route", "second")) and not append(log, LogEntry("cli", "route", "third"))
+    assert capsys.readouterr().err.count("no longer appended to") == 1
+    assert [e.question for e in read(log)] == ["first"]
+    blocked = tmp_path / "dir_not_file"
+    blocked.mkdir()
+    assert not append(blocked, LogEntry("cli", "route", "q"))
+    assert "cannot append to the query log" in capsys.readouterr().err
