@@ -171,24 +171,23 @@ def _text(value) -> str | None:
     return None if value is None else str(value)
 
 
-def load_into(con, path: Path | None, table: str = LOG_TABLE) -> int:
-    """Add the journal's entries that the warehouse table does not hold yet.
+LOG_COLUMNS = ("entry_id", "logged_at", "source", "tool", "question", "asked_by", "ranking", "chosen", "abstained",
+               "sql_text", "status", "error", "seconds")
+"""The columns of :data:`LOG_TABLE`, in order (``logged_at`` as Unix seconds here)."""
+
+
+def journal_rows(path: Path | None) -> dict[str, list]:
+    """The journal's entries as columns of :data:`LOG_TABLE` (``entry_id``: sha1 of the line).
 
     Args:
-        con: a read-write DuckDB connection to the warehouse being built (the table exists).
-        path: the journal (None or a missing file: nothing to load).
-        table: the table.
+        path: the journal (None or a missing file: no rows).
 
     Returns:
-        How many rows were added.
+        One list per column of :data:`LOG_COLUMNS`, all of the same length.
     """
+    rows: dict[str, list] = {k: [] for k in LOG_COLUMNS}
     if path is None or not path.is_file():
-        return 0
-    import pyarrow as pa
-
-    rows: dict[str, list] = {k: [] for k in ("entry_id", "logged_at", "source", "tool", "question", "asked_by",
-                                             "ranking", "chosen", "abstained", "sql_text", "status", "error",
-                                             "seconds")}
+        return rows
     for line, e in _lines(path):
         try:
             ts, seconds = float(e.ts), float(e.seconds)
@@ -199,8 +198,25 @@ def load_into(con, path: Path | None, table: str = LOG_TABLE) -> int:
                   _text(e.chosen), bool(e.abstained), _text(e.sql), _text(e.status), _text(e.error), seconds)
         for key, value in zip(rows, values):
             rows[key].append(value)
+    return rows
+
+
+def load_into(con, path: Path | None, table: str = LOG_TABLE) -> int:
+    """Add the journal's entries that the warehouse table does not hold yet (DuckDB).
+
+    Args:
+        con: a read-write DuckDB connection to the warehouse being built (the table exists).
+        path: the journal (None or a missing file: nothing to load).
+        table: the table.
+
+    Returns:
+        How many rows were added.
+    """
+    rows = journal_rows(path)
     if not rows["entry_id"]:
         return 0
+    import pyarrow as pa
+
     cur = con.cursor()  # its own results: the caller's connection may hold one unfinished
     try:
         cur.register("dbrouter_journal", pa.table(rows))

@@ -25,10 +25,12 @@ import sys
 import tempfile
 import zipfile
 from collections.abc import Iterable
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from dbrouter.errors import DbrouterError
+from dbrouter.feedback.log import LOG_COLUMNS, journal_rows
 from dbrouter.kb.ingest import RAW_TABLES, collect_raw_rows
 from dbrouter.sources.config import load_sources
 from dbrouter.sources.snowflake import SnowflakeConfigError, connector
@@ -150,14 +152,47 @@ def raw_insert_statements(schema: str, rows: dict[str, list[dict]], batch: int =
     return out
 
 
+def query_log_statements(user_schema: str, rows: dict[str, list], batch: int = 200) -> list[str]:
+    """INSERTs adding the query log journal's entries (:func:`~dbrouter.feedback.log.journal_rows`)
+    that ``<user_schema>.query_log`` does not hold yet (by ``entry_id``: loading twice adds nothing).
+
+    Args:
+        user_schema: the user schema.
+        rows: the journal's columns.
+        batch: rows per statement.
+
+    Returns:
+        The statements (none for an empty journal).
+    """
+    n = len(rows.get("entry_id", []))
+    out = []
+    for start in range(0, n, batch):
+        selects = []
+        for i in range(start, min(n, start + batch)):
+            values = [rows[c][i] for c in LOG_COLUMNS]
+            values[1] = datetime.fromtimestamp(values[1], tz=UTC).strftime("%Y-%m-%d %H:%M:%S.%f")
+            selects.append(" select " + ", ".join(
+                _literal(v) + ("::timestamp_ntz" if c == "logged_at" else "") + f" as {c}"
+                for c, v in zip(LOG_COLUMNS, values)))
+        out.append(f"insert into {user_schema}.query_log ({', '.join(LOG_COLUMNS)}) select * from ("
+                   + " union all".join(selects)
+                   + f") as s where s.entry_id not in (select entry_id from {user_schema}.query_log)")
+    return out
+
+
 def load_raw_snapshot(conn, rows: dict[str, list[dict]], raw_schema: str = "dbrouter_raw",
-                      user_schema: str = "dbrouter_user", llm_schema: str = "dbrouter_llm") -> None:
+                      user_schema: str = "dbrouter_user", llm_schema: str = "dbrouter_llm",
+                      query_log: Path | None = None) -> int:
     """Replace the raw snapshot in Snowflake and make sure the kept user/LLM tables exist.
 
     Args:
         conn: an open snowflake-connector connection to the KB database.
         rows: rows per raw table (missing tables are written empty).
         raw_schema, user_schema, llm_schema: the schemas of the dbt sources (package vars).
+        query_log: a query log journal whose new entries are added to ``<user_schema>.query_log``.
+
+    Returns:
+        How many journal entries were added.
     """
     cur = conn.cursor()
     try:
@@ -171,6 +206,11 @@ def load_raw_snapshot(conn, rows: dict[str, list[dict]], raw_schema: str = "dbro
             cur.execute(ddl)
         for sql in raw_insert_statements(raw_schema, rows):
             cur.execute(sql)
+        added = 0
+        for sql in query_log_statements(user_schema, journal_rows(query_log)):
+            cur.execute(sql)
+            added += max(cur.rowcount or 0, 0)
+        return added
     finally:
         cur.close()
 
@@ -265,6 +305,8 @@ def main(argv: list[str] | None = None) -> int:
     ld = sub.add_parser("load", help="write the raw snapshot of a sources file into the KB database")
     ld.add_argument("--sources", required=True)
     ld.add_argument("--raw-schema", default="dbrouter_raw")
+    ld.add_argument("--query-log", type=Path, metavar="FILE",
+                    help="also add this query log journal's new entries to dbrouter_user.query_log (kb_query_log)")
     args = parser.parse_args(argv)
     try:
         if args.command == "stage":
@@ -282,13 +324,17 @@ def main(argv: list[str] | None = None) -> int:
             print(f"staged {len(statements) - 1} files on @{args.stage}", file=sys.stderr)
             return 0
 
+        if args.query_log and not args.query_log.is_file():
+            raise DbrouterError(f"--query-log {args.query_log} is not a file: give the journal "
+                                "(<warehouse stem>.query_log.jsonl, or $DBROUTER_LOG)")
         _snaps, _issues, _extra, rows = collect_raw_rows(load_sources(args.sources))
         conn = connector().connect(**connect_kwargs_from_env())
         try:
-            load_raw_snapshot(conn, rows, args.raw_schema)
+            logged = load_raw_snapshot(conn, rows, args.raw_schema, query_log=args.query_log)
         finally:
             conn.close()
-        print(f"loaded {len(rows['databases'])} databases, {len(rows['columns'])} columns into {args.raw_schema}",
+        print(f"loaded {len(rows['databases'])} databases, {len(rows['columns'])} columns into {args.raw_schema}"
+              + (f"; {logged} new query log entries into dbrouter_user.query_log" if args.query_log else ""),
               file=sys.stderr)
         return 0
     except DbrouterError as exc:

@@ -91,7 +91,7 @@ def sf(tmp_path_factory, built_kb):
                               env={**os.environ, **env})
         assert load.returncode == 0, load.stderr
         build = _dbt(["build", "--select", *EMULATED_SELECTION.split(), "--indirect-selection", "cautious"], env, work)
-        yield {"server": server, "env": env, "work": work, "build": build, "load": load,
+        yield {"server": server, "env": env, "work": work, "build": build, "load": load, "sources": built_kb["sources"],
                "conn": connect(server, database=DATABASE, schema="KB")}
         conn.close()
 
@@ -102,6 +102,25 @@ def test_raw_snapshot_loads_into_snowflake_without_the_secret(sf):
     assert cur.execute("select count(*) from dbrouter_raw.columns where array_size(sample_values) > 0"
                        ).fetchall()[0][0] > 100
     assert sf["server"]["password"] not in sf["load"].stdout + sf["load"].stderr
+
+
+def test_query_log_journal_loads_once_into_snowflake(sf, tmp_path):
+    from dbrouter.feedback.log import LogEntry, append
+
+    log = tmp_path / "q.jsonl"
+    append(log, LogEntry("serve", "route_query", "It's about singers", user="ann", ranking=["singer"], chosen="singer",
+                         seconds=0.2, ts=1_700_000_000.5))
+    append(log, LogEntry("mcp", "run_sql", None, sql="select 1", status="error", error="boom"))
+    for expected in (2, 0):  # the second load adds nothing: rows are keyed by their line
+        load = subprocess.run([sys.executable, "-m", "dbrouter.kb.snowflake", "load", "--sources",
+                               str(sf["sources"]), "--query-log", str(log)], capture_output=True, text=True,
+                              env={**os.environ, **sf["env"]})
+        assert load.returncode == 0, load.stderr
+        assert f"; {expected} new query log entries" in load.stderr
+    rows = sf["conn"].cursor().execute("select tool, question, asked_by, chosen, to_varchar(logged_at) "
+                                       "from dbrouter_user.query_log order by tool").fetchall()
+    assert [r[:4] for r in rows] == [("route_query", "It's about singers", "ann", "singer"), ("run_sql", None, None, None)]
+    assert rows[0][4].startswith("2023-11-14 22:13:20.5")
 
 
 def test_emulated_part_of_the_kb_builds_with_its_tests(sf):
