@@ -32,6 +32,7 @@ from typing import Any
 from dbrouter.errors import DbrouterError
 from dbrouter.feedback.log import LOG_COLUMNS, journal_rows
 from dbrouter.kb.ingest import RAW_TABLES, collect_raw_rows
+from dbrouter.serve.access import glob_to_like, load_roles
 from dbrouter.sources.config import load_sources
 from dbrouter.sources.snowflake import SnowflakeConfigError, connector
 
@@ -45,7 +46,9 @@ KEEP_SCHEMA_DDL = {
              "sql_text varchar not null, added_at timestamp_ntz default current_timestamp(), added_by varchar)",
              "create table if not exists {user}.query_log (entry_id varchar primary key, logged_at timestamp_ntz, "
              "source varchar, tool varchar, question varchar, asked_by varchar, ranking varchar, chosen varchar, "
-             "abstained boolean, sql_text varchar, status varchar, error varchar, seconds double)"],
+             "abstained boolean, sql_text varchar, status varchar, error varchar, seconds double)",
+             "create table if not exists {user}.role_databases (role_name varchar not null, db_pattern varchar not null, "
+             "db_like varchar not null)"],
     "llm": ["create table if not exists {llm}.statement_structures (statement_hash varchar primary key, "
             "db_id varchar, statement varchar, expression varchar, snippet varchar, status varchar, "
             "\"references\" array, problems array, model varchar, created_at timestamp_ntz default current_timestamp())",
@@ -180,6 +183,30 @@ def query_log_statements(user_schema: str, rows: dict[str, list], batch: int = 2
     return out
 
 
+def grant_statements(user_schema: str, roles: dict[str, tuple[str, ...]]) -> list[str]:
+    """Statements replacing ``<user_schema>.role_databases`` with a policy's roles, in one transaction.
+
+    The KB's view ``kb_allowed_databases`` keeps the databases of the roles in the caller's session
+    (``current_available_roles()``, inherited roles included); with the table empty every database
+    is allowed.
+
+    Args:
+        user_schema: the user schema.
+        roles: role name -> database names or patterns (:func:`~dbrouter.serve.access.load_roles`);
+            Snowflake role names are matched upper-cased, as unquoted names are stored.
+
+    Returns:
+        The statements.
+
+    Raises:
+        AccessError: a pattern cannot be expressed with LIKE.
+    """
+    rows = [(role.upper(), pattern, glob_to_like(pattern)) for role, patterns in roles.items() for pattern in patterns]
+    inserts = [f"insert into {user_schema}.role_databases (role_name, db_pattern, db_like) values "
+               + ", ".join(f"({_literal(r)}, {_literal(p)}, {_literal(like)})" for r, p, like in rows)] if rows else []
+    return ["begin", f"delete from {user_schema}.role_databases", *inserts, "commit"]
+
+
 def load_raw_snapshot(conn, rows: dict[str, list[dict]], raw_schema: str = "dbrouter_raw",
                       user_schema: str = "dbrouter_user", llm_schema: str = "dbrouter_llm",
                       query_log: Path | None = None) -> int:
@@ -307,8 +334,42 @@ def main(argv: list[str] | None = None) -> int:
     ld.add_argument("--raw-schema", default="dbrouter_raw")
     ld.add_argument("--query-log", type=Path, metavar="FILE",
                     help="also add this query log journal's new entries to dbrouter_user.query_log (kb_query_log)")
+    gr = sub.add_parser("grants", help="replace dbrouter_user.role_databases with an access policy's roles: which "
+                        "Snowflake roles may see which databases through the route and retrieval functions")
+    gr.add_argument("--access", required=True, metavar="FILE", help="the policy (its `roles:`)")
+    gr.add_argument("--user-schema", default="dbrouter_user")
+    gr.add_argument("--print", action="store_true", help="print the statements instead of running them")
     args = parser.parse_args(argv)
     try:
+        if args.command == "grants":
+            roles = load_roles(args.access)
+            statements = grant_statements(args.user_schema, roles)
+            if args.print:
+                print(";\n".join(statements) + ";")
+                return 0
+            conn = connector().connect(**connect_kwargs_from_env())
+            try:
+                cur = conn.cursor()
+                cur.execute(f"create schema if not exists {args.user_schema}")
+                cur.execute(KEEP_SCHEMA_DDL["user"][-1].format(user=args.user_schema))
+                for sql in statements:
+                    cur.execute(sql)
+            finally:
+                conn.close()
+            print(f"{args.user_schema}.role_databases: {sum(len(v) for v in roles.values())} patterns of "
+                  f"{len(roles)} roles ({', '.join(r.upper() for r in roles)})", file=sys.stderr)
+            return 0
+            conn = connector().connect(**connect_kwargs_from_env())
+            try:
+                cur = conn.cursor()
+                cur.execute(KEEP_SCHEMA_DDL["user"][-1].format(user=args.user_schema))
+                for sql in statements:
+                    cur.execute(sql)
+            finally:
+                conn.close()
+            print(f"{args.user_schema}.role_databases: {len(statements) and sum(len(v) for v in load_roles(args.access).values())} "
+                  f"grants of {len(load_roles(args.access))} roles", file=sys.stderr)
+            return 0
         if args.command == "stage":
             with tempfile.TemporaryDirectory() as tmp:
                 statements = stage_commands(args.stage, stage_files(args.embedder, Path(tmp)))

@@ -157,6 +157,52 @@ def restrict(con, access: UserAccess | None) -> None:
     con.execute(scope_ddl(access.allowed(every)))
 
 
+def glob_to_like(pattern: str) -> str:
+    """A policy's shell pattern as a SQL LIKE pattern with ``\\`` as its escape character (Snowflake's
+    role grants: ``*`` -> ``%``, ``?`` -> ``_``, a literal ``%``, ``_`` or ``\\`` escaped).
+
+    Args:
+        pattern: an exact name or a shell pattern (``flight_*``); ``[...]`` classes are refused.
+
+    Returns:
+        The LIKE pattern, case-sensitive as :func:`fnmatch.fnmatchcase` is.
+
+    Raises:
+        AccessError: the pattern has a ``[...]`` class, which LIKE cannot express.
+    """
+    if "[" in pattern:
+        raise AccessError(f"database pattern {pattern!r}: use * and ? only on Snowflake ([...] classes have no LIKE form)")
+    out = []
+    for ch in pattern:
+        out.append("%" if ch == "*" else "_" if ch == "?" else "\\" + ch if ch in "%_\\" else ch)
+    return "".join(out)
+
+
+def load_roles(path: str | Path) -> dict[str, tuple[str, ...]]:
+    """The ``roles:`` of a policy file, for Snowflake, where the warehouse's own roles authenticate
+    (``users:`` and their passwords are not needed and not read).
+
+    Args:
+        path: the YAML file.
+
+    Returns:
+        Role name -> database names or patterns.
+
+    Raises:
+        AccessError: the file is missing, malformed, or has no roles.
+    """
+    path = Path(path)
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except (OSError, yaml.YAMLError) as exc:
+        raise AccessError(f"access policy {path}: cannot read it ({exc})") from None
+    roles = data.get("roles") if isinstance(data, dict) else None
+    if not isinstance(roles, dict) or not roles:
+        raise AccessError(f"access policy {path}: Snowflake grants come from `roles:` (role name -> databases), "
+                          "and there is none")
+    return {str(name): _strings(dbs, f"{path}: role {name}") for name, dbs in roles.items()}
+
+
 RESTRICTED_READABLE = frozenset({"kb_allowed_databases"})
 """The one relation a restricted session may name: its own databases."""
 

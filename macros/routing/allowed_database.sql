@@ -9,13 +9,9 @@
   {{ return(adapter.dispatch('allowed_database', 'dbrouter')(column)) }}
 {%- endmacro %}
 
-{#- Snowflake: there is no session list to filter on yet (README "Who may see what"). -#}
+{#- The KB's view kb_allowed_databases holds the caller's scope: on DuckDB the session variable
+    dbrouter_allowed_databases, on Snowflake the grants of the session's roles (every database
+    when neither is set). -#}
 {% macro default__allowed_database(column) -%}
-true
-{%- endmacro %}
-
-{#- DuckDB: the KB's view kb_allowed_databases, which reads the session variable
-    dbrouter_allowed_databases (every database when it is unset). -#}
-{% macro duckdb__allowed_database(column) -%}
 {{ column }} in (select db_id from {{ dbrouter.kb_relation('kb_allowed_databases') }})
 {%- endmacro %}

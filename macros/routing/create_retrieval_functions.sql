@@ -52,7 +52,7 @@
 
 {#- Snowflake: nothing is created while the marts they read are missing (a build of a selection). -#}
 {% macro snowflake__create_retrieval_functions() -%}
-{%- set missing = dbrouter.snowflake_missing_marts(['kb_columns', 'kb_document_embeddings', 'kb_domain_statements', 'kb_examples', 'kb_example_thresholds']) -%}
+{%- set missing = dbrouter.snowflake_missing_marts(['kb_columns', 'kb_document_embeddings', 'kb_domain_statements', 'kb_examples', 'kb_example_thresholds', 'kb_allowed_databases']) -%}
 {%- if missing -%}
   {%- do log("dbrouter: retrieval functions not created in " ~ dbrouter.snowflake_kb_schema() ~ ": marts " ~ (missing | join(', ')) ~ " are not built (build the whole project)", info=True) -%}
 select 'retrieval functions not created: marts missing' as dbrouter_note

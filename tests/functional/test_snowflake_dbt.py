@@ -123,6 +123,29 @@ def test_query_log_journal_loads_once_into_snowflake(sf, tmp_path):
     assert rows[0][4].startswith("2023-11-14 22:13:20.5")
 
 
+def test_policy_roles_become_snowflake_grants(sf, tmp_path):
+    policy = tmp_path / "access.yml"
+    policy.write_text('roles:\n  analyst: [concert_singer, "flight_*"]\n  admin: ["*"]\n'
+                      'users:\n  alice: {password_env: X, roles: [analyst]}\n')
+    for _ in range(2):  # replaced, not appended
+        proc = subprocess.run([sys.executable, "-m", "dbrouter.kb.snowflake", "grants", "--access", str(policy)],
+                              capture_output=True, text=True, env={**os.environ, **sf["env"]})
+        assert proc.returncode == 0, proc.stderr
+    assert "3 patterns of 2 roles (ANALYST, ADMIN)" in proc.stderr
+    rows = sf["conn"].cursor().execute("select role_name, db_pattern, db_like from dbrouter_user.role_databases "
+                                       "order by 1, 2").fetchall()
+    assert rows == [("ADMIN", "*", "%"), ("ANALYST", "concert_singer", "concert\\_singer"),
+                    ("ANALYST", "flight_*", "flight\\_%")]
+    printed = subprocess.run([sys.executable, "-m", "dbrouter.kb.snowflake", "grants", "--access", str(policy),
+                              "--print"], capture_output=True, text=True, env={"PATH": os.environ["PATH"]})
+    assert printed.returncode == 0 and printed.stdout.startswith("begin;\ndelete from dbrouter_user.role_databases;")
+    bad = tmp_path / "bad.yml"
+    bad.write_text("roles:\n  analyst: ['flight_[12]']\n")
+    proc = subprocess.run([sys.executable, "-m", "dbrouter.kb.snowflake", "grants", "--access", str(bad), "--print"],
+                          capture_output=True, text=True)
+    assert proc.returncode == 1 and "use * and ? only on Snowflake" in proc.stderr
+
+
 def test_emulated_part_of_the_kb_builds_with_its_tests(sf):
     build = sf["build"]
     assert build.returncode == 0, build.stdout[-4000:]
@@ -205,6 +228,8 @@ def test_compiled_models_call_the_snowflake_functions(compiled):
     assert "flatten" in _calls(compiled["int_documents_rendered"])
     assert "array_size" in _calls(compiled["int_documents_rendered"])
     assert "vector_cosine_similarity" in _calls(compiled["kb_routing_calibration"])
+    assert {"current_available_roles", "array_contains"} <= _calls(compiled["kb_allowed_databases"])
+    assert "role_databases" in compiled["kb_allowed_databases"]
     assert "'cortex:snowflake-arctic-embed-m-v1.5'" in compiled["int_documents_rendered"]  # the vectors' label
     for model in ("kb_table_reachability", "kb_table_components"):
         withs = [w for w in sqlglot.parse_one(compiled[model], read="snowflake").find_all(exp.With)]
@@ -241,6 +266,8 @@ def test_route_functions_compile_to_snowflake_udfs_over_vectors(sf):
             "parse_json", "dbrouter_question_spans", "dbrouter_content_words", "array_except",
             "route_query_ranked", "dbrouter_substrings", "dbrouter_normalize_question", "array_intersection"} <= calls
     assert re.search(r"create or replace function \w+\.route_query\(question varchar\)\s+returns varchar", ddl)
+    scoped = [b for b in bodies if "kb_allowed_databases" in b.lower()]  # the caller's roles' databases only
+    assert len(scoped) >= 6, len(scoped)
 
 
 def test_udf_ddl_creates_python_functions_from_the_staged_code(sf):

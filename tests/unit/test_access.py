@@ -57,3 +57,33 @@ def test_the_scope_statement_quotes_names_may_be_empty_and_lifts():
     assert con.execute("select count(*) from kb_allowed_databases").fetchall() == [(0,)]
     con.execute(scope_ddl(None))
     assert con.execute("select count(*) from kb_allowed_databases").fetchall() == [(3,)]
+
+
+def test_snowflake_grants_translate_shell_patterns_to_like(tmp_path):
+    import fnmatch
+    import re
+
+    from dbrouter.serve.access import glob_to_like, load_roles
+
+    def like(value: str, pattern: str) -> bool:  # LIKE with ESCAPE '\\', as Snowflake evaluates it
+        rx, i = "", 0
+        while i < len(pattern):
+            ch = pattern[i]
+            if ch == "\\":
+                rx, i = rx + re.escape(pattern[i + 1]), i + 2
+                continue
+            rx, i = rx + (".*" if ch == "%" else "." if ch == "_" else re.escape(ch)), i + 1
+        return re.fullmatch(rx, value, re.S) is not None
+
+    names = ["flight_1", "flight2", "flightX_9", "concert_singer", "concertXsinger", "a%b", "axb", "Flight_1"]
+    for pattern in ["flight_*", "concert_singer", "a%b", "flight?", "*", "f*_?"]:
+        assert [n for n in names if like(n, glob_to_like(pattern))] == [n for n in names
+                                                                         if fnmatch.fnmatchcase(n, pattern)], pattern
+    with pytest.raises(AccessError, match=r"\* and \? only"):
+        glob_to_like("flight_[12]")
+    policy = tmp_path / "p.yml"
+    policy.write_text("roles:\n  analyst: [a, 'b*']\n")  # Snowflake needs no users
+    assert load_roles(policy) == {"analyst": ("a", "b*")}
+    policy.write_text("users:\n  u: {password_env: X, databases: ['*']}\n")
+    with pytest.raises(AccessError, match="there is none"):
+        load_roles(policy)
