@@ -91,9 +91,12 @@ per_db_first as (
     group by db_id
 ),
 example_votes as (
+    {#- the floor filters before the ranking, which then sorts the few examples above it instead of
+        every example (the same rows: the examples ranked above one over the floor are over it too) -#}
     select db_id, count(*) * 1.0 / {{ dbrouter.get_var('dbrouter__example_votes') | int }} as example_votes
-    from (select db_id, sim, row_number() over (order by sim desc, doc_label) as rn from hits where doc_kind = 'example') as ranked
-    where rn <= {{ dbrouter.get_var('dbrouter__example_votes') | int }} and sim >= {{ dbrouter.get_var('dbrouter__example_floor') | float }}
+    from (select db_id, sim, row_number() over (order by sim desc, doc_label) as rn from hits
+          where doc_kind = 'example' and sim >= {{ dbrouter.get_var('dbrouter__example_floor') | float }}) as ranked
+    where rn <= {{ dbrouter.get_var('dbrouter__example_votes') | int }}
     group by db_id
 ),
 q_key as (
