@@ -1,7 +1,8 @@
 """Routing that respects who asks, on the demo KB: a session restricted to some databases never gets
 a hidden database's name back - not in the ranking, the evidence, retrieval, linking, errors or
 the MCP tools - and a hidden database is refused with the very message a database that does not
-exist gets. Over plain SQL the restriction is a temporary view; over MCP it comes from the policy."""
+exist gets. Over plain SQL the restriction is the session variable dbrouter_allowed_databases; over
+MCP and serve it comes from the policy."""
 
 from __future__ import annotations
 
