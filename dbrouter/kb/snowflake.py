@@ -359,17 +359,6 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{args.user_schema}.role_databases: {sum(len(v) for v in roles.values())} patterns of "
                   f"{len(roles)} roles ({', '.join(r.upper() for r in roles)})", file=sys.stderr)
             return 0
-            conn = connector().connect(**connect_kwargs_from_env())
-            try:
-                cur = conn.cursor()
-                cur.execute(KEEP_SCHEMA_DDL["user"][-1].format(user=args.user_schema))
-                for sql in statements:
-                    cur.execute(sql)
-            finally:
-                conn.close()
-            print(f"{args.user_schema}.role_databases: {len(statements) and sum(len(v) for v in load_roles(args.access).values())} "
-                  f"grants of {len(load_roles(args.access))} roles", file=sys.stderr)
-            return 0
         if args.command == "stage":
             with tempfile.TemporaryDirectory() as tmp:
                 statements = stage_commands(args.stage, stage_files(args.embedder, Path(tmp)))
