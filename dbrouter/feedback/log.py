@@ -230,8 +230,8 @@ def load_into(con, path: Path | None, table: str = LOG_TABLE) -> int:
         cur.close()
 
 
-_SQL_CALL = re.compile(r"\b(route_query(?:_json|_ranked(?:_mapped)?(?:_\w+)?)?|route_shortlist|route_phrase_mappings"
-                       r"|retrieve_\w+)\s*\(\s*(?:'((?:[^']|'')*)')?", re.IGNORECASE)
+_SQL_CALL = re.compile(r"\b((?:route_query|route_shortlist|route_phrase_mappings|retrieve_)\w*)\s*\(\s*(?:'((?:[^']|'')*)')?",
+                       re.IGNORECASE)
 """A call of a routing or retrieval function, with its question when that is a string literal."""
 _LITERAL = re.compile(r"'(?:[^']|'')*'")
 
@@ -259,7 +259,7 @@ def from_sql_call(sql: str, params, table, error: str | None, seconds: float, us
     match = next((m for m in _SQL_CALL.finditer(sql) if not any(a <= m.start() < b for a, b in literals)), None)
     if match is None:
         return None
-    function = match.group(1).lower()
+    function = re.sub(r"_(udf|sql)$", "", match.group(1).lower())  # route_query_json_sql: route_query_json
     question = match.group(2).replace("''", "'") if match.group(2) is not None else None
     if question is None and params:
         first = next(iter(params.values() if isinstance(params, dict) else params), None)

@@ -61,6 +61,11 @@ def test_sql_calls_are_logged_with_their_question_and_ranking():
     e = from_sql_call("select route_query_json('q', 3)", None, pa.table({"j": [js]}), None, 0.1, None)
     assert e.ranking == ["x", "y"] and e.chosen == "x"
 
+    e = from_sql_call("select route_query_json_sql('q')", None, pa.table({"j": [js]}), None, 0.1, None)
+    assert e.tool == "route_query_json" and e.ranking == ["x", "y"]  # a path's own entry point
+    e = from_sql_call("select route_query_sql('q')", None, pa.table({"r": ["x"]}), None, 0.1, None)
+    assert (e.tool, e.chosen) == ("route_query", "x")
+
     failed = from_sql_call("select route_query('q')", None, None, "the query was cancelled", 30.0, None)
     assert failed.status == "error" and failed.error == "the query was cancelled"
 
