@@ -230,6 +230,29 @@ def load_into(con, path: Path | None, table: str = LOG_TABLE) -> int:
         cur.close()
 
 
+def read_table(con, relation: str = "kb_query_log") -> list[LogEntry]:
+    """The entries a warehouse holds (its view ``kb_query_log``, as of its last build), oldest first.
+
+    Args:
+        con: a DuckDB connection to the warehouse.
+        relation: the view.
+
+    Returns:
+        The entries.
+    """
+    rows = con.execute(f"""select source, tool, question, asked_by, ranking_json, chosen_db_id, abstained, sql_text,
+        status, error_message, seconds, epoch(logged_at) from {relation} order by logged_at, entry_id""").fetchall()
+    out = []
+    for source, tool, question, user, ranking, chosen, abstained, sql, status, error, seconds, ts in rows:
+        try:
+            parsed = json.loads(ranking) if ranking else []
+        except json.JSONDecodeError:
+            parsed = []
+        out.append(LogEntry(source, tool, question, user, parsed if isinstance(parsed, list) else [], chosen,
+                            bool(abstained), sql, status or "ok", error, float(seconds or 0.0), float(ts or 0.0)))
+    return out
+
+
 _SQL_CALL = re.compile(r"\b((?:route_query|route_shortlist|route_phrase_mappings|retrieve_)\w*)\s*\(\s*(?:'((?:[^']|'')*)')?",
                        re.IGNORECASE)
 """A call of a routing or retrieval function, with its question when that is a string literal."""

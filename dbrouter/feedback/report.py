@@ -41,7 +41,7 @@ def summarize(entries: list[LogEntry], top: int = 10) -> Summary:
     Returns:
         The :class:`Summary`.
     """
-    routed = [e for e in entries if e.tool in ("route", "link", "ask")]
+    routed = [e for e in entries if e.tool in ("link", "ask") or e.tool.startswith("route")]  # serve: route_query...
     seconds = sorted(e.seconds for e in entries)
     unanswered = Counter(e.question for e in routed if e.question and (e.status in UNANSWERED or e.abstained))
     return Summary(

@@ -123,6 +123,8 @@ def test_a_verified_example_is_routed_with_after_the_next_build(built_kb, tmp_pa
     with duckdb.connect(str(warehouse), read_only=True) as con:  # the log is in the warehouse for SQL and BI
         rows = con.execute("select source, tool, question, chosen_db_id from kb_query_log").fetchall()
     assert rows == [("cli", "route", QUESTION, _entries(log)[0].chosen)]
+    report = run_cli("report", "--from-kb", "--warehouse", str(warehouse)).stdout
+    assert report.startswith("1 calls (route 1)") and QUESTION in report
 
 
 def test_serve_logs_the_statements_that_route(built_kb, tmp_path):

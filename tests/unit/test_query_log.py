@@ -88,3 +88,23 @@ def test_a_full_or_unwritable_log_warns_once_and_never_fails_the_call(tmp_path, 
     blocked.mkdir()
     assert not append(blocked, LogEntry("cli", "route", "q"))
     assert "cannot append to the query log" in capsys.readouterr().err
+
+
+def test_report_counts_serve_routing_calls_and_reads_the_warehouse_table(tmp_path):
+    from dbrouter.feedback.log import read_table
+    from dbrouter.feedback.report import summarize
+
+    log = tmp_path / "q.jsonl"
+    for value in ("singer", None):
+        append(log, from_sql_call("select route_query($1)", [f"q {value}"], pa.table({"r": [value]}), None, 0.1, "ann"))
+    append(log, from_sql_call("select * from retrieve_examples('q', null, 3)", None, pa.table({"db_id": ["a"]}),
+                              None, 0.1, "ann"))
+    s = summarize(list(read(log)))
+    assert s.abstention_rate == 0.5 and s.unanswered == [("q None", 1)]  # the retrieval is not routing
+    con = _con()
+    load_into(con, log)
+    con.execute(f"create view kb_query_log as select entry_id, logged_at, source, tool, question, asked_by, "
+                f"ranking as ranking_json, chosen as chosen_db_id, abstained, sql_text, status, error as error_message, "
+                f"seconds from {LOG_TABLE}")
+    assert [(e.tool, e.question, e.abstained, e.ranking) for e in read_table(con)] == [
+        (e.tool, e.question, e.abstained, e.ranking) for e in read(log)]
