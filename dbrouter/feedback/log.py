@@ -143,24 +143,29 @@ def read(path: Path) -> Iterator[LogEntry]:
     if not path.is_file():
         raise DbrouterError(f"no query log at {path}: route or ask something first (logging is on unless "
                             "DBROUTER_LOG=off), or pass --log FILE")
-    for _, entry in _lines(path):
-        yield entry
+    for _, entry, _ in _lines(path):
+        if entry is not None:
+            yield entry
 
 
-def _lines(path: Path) -> Iterator[tuple[str, LogEntry]]:
-    """(raw line, entry) for each line of a log that is an entry."""
+def _lines(path: Path, offset: int = 0) -> Iterator[tuple[str, LogEntry | None, int]]:
+    """(line, its entry or None, byte offset after it) for each complete line from ``offset``; a last
+    line without its newline (being written, or torn) is left for the next read."""
     names = set(LogEntry.__dataclass_fields__)
-    with open(path, encoding="utf-8", errors="replace") as fh:
-        for line in fh:
+    with open(path, "rb") as fh:
+        fh.seek(offset)
+        for raw in fh:
+            if not raw.endswith(b"\n"):
+                return
+            offset += len(raw)
+            line = raw.decode("utf-8", "replace").strip()
             try:
                 obj = json.loads(line)
-            except json.JSONDecodeError:
-                continue
-            if isinstance(obj, dict) and {"source", "tool"} <= set(obj):
-                try:
-                    yield line.strip(), LogEntry(**{k: v for k, v in obj.items() if k in names})
-                except TypeError:
-                    continue
+                entry = LogEntry(**{k: v for k, v in obj.items() if k in names}) \
+                    if isinstance(obj, dict) and {"source", "tool"} <= set(obj) else None
+            except (json.JSONDecodeError, TypeError):
+                entry = None
+            yield line, entry, offset
 
 
 LOG_TABLE = "dbrouter_user.query_log"
@@ -176,55 +181,89 @@ LOG_COLUMNS = ("entry_id", "logged_at", "source", "tool", "question", "asked_by"
 """The columns of :data:`LOG_TABLE`, in order (``logged_at`` as Unix seconds here)."""
 
 
-def journal_rows(path: Path | None) -> dict[str, list]:
+def _row(line: str, e: LogEntry | None) -> tuple | None:
+    """One line's row of :data:`LOG_COLUMNS` (None for a line that is no entry)."""
+    if e is None:
+        return None
+    try:
+        ts, seconds = float(e.ts), float(e.seconds)
+    except (TypeError, ValueError):
+        return None
+    return (hashlib.sha1(line.encode()).hexdigest(), ts, _text(e.source), _text(e.tool), _text(e.question),
+            _text(e.user), json.dumps(e.ranking if isinstance(e.ranking, list) else []), _text(e.chosen),
+            bool(e.abstained), _text(e.sql), _text(e.status), _text(e.error), seconds)
+
+
+def journal_rows(path: Path | None, offset: int = 0, limit: int | None = None) -> tuple[dict[str, list], int, int]:
     """The journal's entries as columns of :data:`LOG_TABLE` (``entry_id``: sha1 of the line).
 
     Args:
         path: the journal (None or a missing file: no rows).
+        offset: the byte offset to start at (the start of a line).
+        limit: at most this many lines (None: to the end).
 
     Returns:
-        One list per column of :data:`LOG_COLUMNS`, all of the same length.
+        One list per column of :data:`LOG_COLUMNS` (all of the same length), the byte offset after
+        the last line read, and how many lines were read (entries or not).
     """
     rows: dict[str, list] = {k: [] for k in LOG_COLUMNS}
     if path is None or not path.is_file():
-        return rows
-    for line, e in _lines(path):
-        try:
-            ts, seconds = float(e.ts), float(e.seconds)
-        except (TypeError, ValueError):
-            continue
-        values = (hashlib.sha1(line.encode()).hexdigest(), ts, _text(e.source), _text(e.tool),
-                  _text(e.question), _text(e.user), json.dumps(e.ranking if isinstance(e.ranking, list) else []),
-                  _text(e.chosen), bool(e.abstained), _text(e.sql), _text(e.status), _text(e.error), seconds)
-        for key, value in zip(rows, values):
-            rows[key].append(value)
-    return rows
+        return rows, offset, 0
+    read_lines = 0
+    for line, e, end in _lines(path, offset):
+        read_lines, offset = read_lines + 1, end
+        values = _row(line, e)
+        if values is not None:
+            for key, value in zip(rows, values):
+                rows[key].append(value)
+        if limit is not None and read_lines >= limit:
+            break
+    return rows, offset, read_lines
+
+
+JOURNALS_TABLE = "dbrouter_user.query_log_journals"
+"""How far each journal was loaded (its path, inode and byte offset), so a build reads only new lines."""
+LOAD_CHUNK = 50_000
+"""Journal lines per insert (bounds the build's memory whatever the journal's size)."""
 
 
 def load_into(con, path: Path | None, table: str = LOG_TABLE) -> int:
     """Add the journal's entries that the warehouse table does not hold yet (DuckDB).
 
+    Reading resumes where the last load of the same journal file stopped (same path and inode, not
+    shorter): a build reads the lines appended since, not the whole journal again. A journal that
+    was rotated or replaced is read from its start; rows already held are skipped by ``entry_id``.
+
     Args:
-        con: a read-write DuckDB connection to the warehouse being built (the table exists).
+        con: a read-write DuckDB connection to the warehouse being built (the tables exist).
         path: the journal (None or a missing file: nothing to load).
         table: the table.
 
     Returns:
         How many rows were added.
     """
-    rows = journal_rows(path)
-    if not rows["entry_id"]:
+    if path is None or not path.is_file():
         return 0
     import pyarrow as pa
 
+    key, stat = str(path.resolve()), path.stat()
     cur = con.cursor()  # its own results: the caller's connection may hold one unfinished
     try:
-        cur.register("dbrouter_journal", pa.table(rows))
+        done = cur.execute(f"select inode, loaded_bytes from {JOURNALS_TABLE} where journal = ?", [key]).fetchall()
+        offset = done[0][1] if done and done[0][0] == stat.st_ino and done[0][1] <= stat.st_size else 0
         before = cur.execute(f"select count(*) from {table}").fetchall()[0][0]
-        cur.execute(f"""insert into {table}
-            select distinct on (entry_id) entry_id, make_timestamp((logged_at * 1e6)::bigint), source, tool,
-                   question, asked_by, ranking, chosen, abstained, sql_text, status, error, seconds
-            from dbrouter_journal where entry_id not in (select entry_id from {table})""").fetchall()
+        while True:
+            rows, offset, read_lines = journal_rows(path, offset, LOAD_CHUNK)
+            if rows["entry_id"]:
+                cur.register("dbrouter_journal", pa.table(rows))
+                cur.execute(f"""insert into {table}
+                    select distinct on (entry_id) entry_id, make_timestamp((logged_at * 1e6)::bigint), source, tool,
+                           question, asked_by, ranking, chosen, abstained, sql_text, status, error, seconds
+                    from dbrouter_journal where entry_id not in (select entry_id from {table})""").fetchall()
+                cur.unregister("dbrouter_journal")
+            if read_lines < LOAD_CHUNK:
+                break
+        cur.execute(f"insert or replace into {JOURNALS_TABLE} values (?, ?, ?)", [key, stat.st_ino, offset]).fetchall()
         return cur.execute(f"select count(*) from {table}").fetchall()[0][0] - before
     finally:
         cur.close()

@@ -234,7 +234,7 @@ def load_raw_snapshot(conn, rows: dict[str, list[dict]], raw_schema: str = "dbro
         for sql in raw_insert_statements(raw_schema, rows):
             cur.execute(sql)
         added = 0
-        for sql in query_log_statements(user_schema, journal_rows(query_log)):
+        for sql in query_log_statements(user_schema, journal_rows(query_log)[0]):
             cur.execute(sql)
             added += max(cur.rowcount or 0, 0)
         return added

@@ -24,6 +24,8 @@ DDL = [
         entry_id varchar primary key, logged_at timestamp, source varchar, tool varchar, question varchar,
         asked_by varchar, ranking varchar, chosen varchar, abstained boolean, sql_text varchar,
         status varchar, error varchar, seconds double)""",
+    f"""create table if not exists {USER_SCHEMA}.query_log_journals (
+        journal varchar primary key, inode bigint, loaded_bytes bigint)""",
     f"""create table if not exists {LLM_SCHEMA}.statement_structures (
         statement_hash varchar primary key, db_id varchar, statement varchar, expression varchar,
         snippet varchar, status varchar, "references" varchar[], problems varchar[], model varchar,

@@ -48,6 +48,32 @@ def test_load_into_adds_each_line_once_and_keeps_rows_after_rotation(tmp_path):
     assert con.execute(f"select count(*) from {LOG_TABLE}").fetchone()[0] == 3
 
 
+def test_load_into_resumes_after_the_last_complete_line_in_chunks(tmp_path, monkeypatch):
+    import dbrouter.feedback.log as log_module
+
+    monkeypatch.setattr(log_module, "LOAD_CHUNK", 2)
+    log, con = tmp_path / "q.jsonl", _con()
+    for i in range(5):
+        append(log, LogEntry("cli", "route", f"q{i}"))
+
+    def loaded_bytes():
+        return con.execute("select loaded_bytes from dbrouter_user.query_log_journals").fetchall()[0][0]
+
+    assert load_into(con, log) == 5 and loaded_bytes() == log.stat().st_size
+    with open(log, "ab") as fh:  # a line still being written: not read, not skipped
+        fh.write(b'{"source": "cli", "tool": "route", "question": "q5"')
+    size = log.stat().st_size
+    assert load_into(con, log) == 0 and loaded_bytes() == size - len(b'{"source": "cli", "tool": "route", "question": "q5"')
+    with open(log, "ab") as fh:
+        fh.write(b"}\n")
+    assert load_into(con, log) == 1 and loaded_bytes() == log.stat().st_size
+    log.write_text("")  # replaced by a shorter file: read from its start
+    append(log, LogEntry("cli", "route", "q6"))
+    assert load_into(con, log) == 1
+    assert [r[0] for r in con.execute(f"select question from {LOG_TABLE} order by logged_at, question").fetchall()] == [
+        "q0", "q1", "q2", "q3", "q4", "q5", "q6"]
+
+
 def test_sql_calls_are_logged_with_their_question_and_ranking():
     ranked = pa.table({"rank": [1, 2], "db_id": ["singer", "concert_singer"], "score": [0.9, 0.5]})
     e = from_sql_call("select * from route_query_ranked('Who''s singing?', 2)", None, ranked, None, 0.2, "ann")
