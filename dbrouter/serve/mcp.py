@@ -99,12 +99,21 @@ class Tools:
         self._lock = threading.Lock()  # one call at a time: a warehouse connection is not shared across threads
 
     @contextlib.contextmanager
-    def _kb(self, caller: UserAccess | None) -> Generator[Any]:
-        """The warehouse for one call, scoped to the caller's databases under a policy."""
+    def _kb(self, caller: UserAccess | None, own: bool = False) -> Generator[Any]:
+        """The warehouse for one call, scoped to the caller's databases under a policy.
+
+        Args:
+            caller: who asks (None: the stdio user, or nobody without a policy).
+            own: a cursor of the call's own instead of the shared connection, so the call does not
+                hold the others up (``ask`` waits seconds for the LLM); it costs the route-path macros.
+        """
         caller = caller or self.user
         if self.policy is not None and caller is None:
             raise DbrouterError("this server has an access policy: authenticate (see dbrouter mcp --access)")
-        with self._lock, self.kb.cursor(shared=True) as con:
+        with contextlib.ExitStack() as stack:
+            if not own:
+                stack.enter_context(self._lock)
+            con = stack.enter_context(self.kb.cursor(shared=not own))
             restrict(con, caller)
             yield con
 
@@ -331,7 +340,7 @@ class Tools:
         """
         from dbrouter.answer.ask import ask
 
-        with self._kb(caller) as con:
+        with self._kb(caller, own=True) as con:
             return ask(con, question, db, llm=self.llm).to_json()
 
 

@@ -142,3 +142,38 @@ def test_a_remote_address_needs_allow_remote_and_a_password(built_kb):
     missing = subprocess.run([sys.executable, "-m", "dbrouter.cli.main", "mcp", "--warehouse", "/nonexistent.duckdb"],
                              env=ENV, cwd=str(ROOT), capture_output=True, text=True, timeout=60)
     assert missing.returncode != 0 and "build a knowledge base first" in missing.stderr
+
+
+def test_ask_waiting_for_the_llm_does_not_hold_up_other_calls(built_kb, tmp_path, monkeypatch):
+    """``ask`` runs on a cursor of its own: while it waits seconds for the LLM, another agent's
+    ``route`` is answered (the other tools share one connection, one call at a time)."""
+    import threading
+
+    from dbrouter.llm import LLMClient
+    from dbrouter.serve.mcp import Tools
+    from tests.fake_llm import FakeLLM, Slow
+
+    def slow_sql(_messages):
+        raise Slow(4, "```sql\nSELECT count(*) FROM singer\n```")
+
+    with FakeLLM(slow_sql, conversation=True) as fake:
+        monkeypatch.setenv("DBROUTER_LLM_BASE_URL", fake.base_url)
+        monkeypatch.setenv("DBROUTER_LLM_CACHE", str(tmp_path / "llm-cache"))
+        tools = Tools(built_kb["warehouse"], LLMClient.from_env(), log=False)
+        answers: list = []
+        try:
+            asking = threading.Thread(target=lambda: answers.append(tools.ask("How many singers do we have?", "singer")))
+            asking.start()
+            deadline = time.monotonic() + 60
+            while not fake.requests and time.monotonic() < deadline:  # ask is now waiting for the LLM
+                time.sleep(0.05)
+            assert fake.requests
+            started = time.monotonic()
+            routed = tools.route("How many singers do we have?", 3)
+            routed_after = time.monotonic() - started
+            asking.join(120)
+        finally:
+            tools.close()
+    assert routed["best"] and asking.is_alive() is False
+    assert routed_after < 4, routed_after  # answered before the LLM's 4 s reply
+    assert answers and answers[0]["status"] == "ok" and answers[0]["rows"] == [[8]]
