@@ -12,13 +12,13 @@ from dbrouter.errors import DbrouterError
 
 def cmd_report(args) -> int:
     """`report`: traffic per database, abstention rate, unanswered questions, slowest calls."""
-    from dbrouter.feedback.log import log_path, read, read_table
+    from dbrouter.feedback.log import log_path, read
     from dbrouter.feedback.report import html_report, summarize, text_report
 
     if args.from_kb:
         if args.log:
             raise DbrouterError("--from-kb reads the warehouse's kb_query_log: drop --log")
-        entries, title = _kb_entries(warehouse_path(args), read_table), f"kb_query_log of {warehouse_path(args).name}"
+        entries, title = _kb_entries(warehouse_path(args)), f"kb_query_log of {warehouse_path(args).name}"
     else:
         path = Path(args.log) if args.log else log_path(warehouse_path(args))
         if path is None:
@@ -32,9 +32,11 @@ def cmd_report(args) -> int:
     return 0
 
 
-def _kb_entries(warehouse: Path, read_table) -> list:
+def _kb_entries(warehouse: Path) -> list:
     """The warehouse's logged entries (a KB built before the log reached the warehouse has none)."""
     import duckdb
+
+    from dbrouter.feedback.log import read_table
 
     if not warehouse.is_file():
         raise DbrouterError(f"{warehouse} does not exist: pass --warehouse (the KB whose kb_query_log to read)")

