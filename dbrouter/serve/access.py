@@ -154,7 +154,42 @@ def restrict(con, access: UserAccess | None) -> None:
         con.execute(scope_ddl(None))
         return
     every = [r[0] for r in con.execute("select db_id from main.kb_databases order by db_id").fetchall()]
-    con.execute(scope_ddl(access.allowed(every)))
+    allowed = access.allowed(every)
+    con.execute(scope_ddl(allowed))
+    _check_scope(con, allowed)
+
+
+def check_scopable(con) -> None:
+    """Refuse a KB whose routing does not honour the session's scope, before serving it under a
+    policy: scoped to no database, its ``kb_allowed_databases`` must be empty.
+
+    Args:
+        con: a connection or cursor on the warehouse (its scope is lifted afterwards).
+
+    Raises:
+        AccessError: the KB was built before access scopes (see :func:`_check_scope`).
+    """
+    con.execute(scope_ddl([]))
+    try:
+        _check_scope(con, [])
+    finally:
+        con.execute(scope_ddl(None))
+
+
+def _check_scope(con, allowed: list[str]) -> None:
+    """Fail closed unless the session's ``kb_allowed_databases`` holds only ``allowed``: a KB built
+    before access scopes has no such view, or one that ignores the session variable, and its routing
+    functions rank every database whatever the scope says."""
+    import duckdb
+
+    try:
+        seen = {r[0] for r in con.execute("select db_id from main.kb_allowed_databases").fetchall()}
+    except duckdb.CatalogException:
+        seen = None
+    if seen is None or not seen <= set(allowed):
+        raise AccessError("this knowledge base was built before access policies: its routing functions do not "
+                          "filter by user, so it is not served under a policy; rebuild it with this version "
+                          "(`dbrouter build`)")
 
 
 def glob_to_like(pattern: str) -> str:

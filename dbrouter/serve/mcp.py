@@ -35,7 +35,14 @@ from mcp.server.mcpserver import Context  # the tools' annotation: resolved from
 
 from dbrouter.errors import DbrouterError
 from dbrouter.feedback.log import LogEntry, append, log_path
-from dbrouter.serve.access import NO_ACCESSIBLE_DATABASE, AccessPolicy, UserAccess, restrict
+from dbrouter.serve.access import (
+    NO_ACCESSIBLE_DATABASE,
+    AccessError,
+    AccessPolicy,
+    UserAccess,
+    check_scopable,
+    restrict,
+)
 
 TOOLS = ("list_databases", "describe", "route", "link", "retrieve", "run_sql", "ask")
 """The tools, in the order clients list them (``ask`` only with an LLM configured)."""
@@ -92,6 +99,13 @@ class Tools:
         from dbrouter.serve.server import KnowledgeBase
 
         self.kb = KnowledgeBase(warehouse)
+        if policy is not None:  # fail at start, not at each call (which fails closed too)
+            try:
+                with self.kb.cursor(shared=True) as con:
+                    check_scopable(con)
+            except AccessError:
+                self.kb.close()
+                raise
         self.llm = llm
         self.policy = policy
         self.user = user

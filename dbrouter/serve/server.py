@@ -58,7 +58,7 @@ from dbrouter.serve import (
     SEND_TIMEOUT,
     STARTUP_TIMEOUT,
 )
-from dbrouter.serve.access import AccessError, AccessPolicy, check_restricted, restrict
+from dbrouter.serve.access import AccessError, AccessPolicy, check_restricted, check_scopable, restrict
 from dbrouter.serve.catalog import SESSION_DDL
 from dbrouter.serve.session import SERVER_VERSION, KBSession, QueryRefused
 
@@ -737,7 +737,13 @@ def make_server(config: ServeConfig) -> KBServer:
         raise ServeError(f"--port {config.port} is not a TCP port: use 1-65535 (e.g. 5433), or 0 for any free one")
     kb = KnowledgeBase(config.warehouse, config.timeout, config.max_rows, config.query_log)
     try:
+        if config.policy is not None:  # fail at start, not at each session (which fails closed too)
+            with kb.cursor(shared=True) as con:
+                check_scopable(con)
         return KBServer(config, kb)
+    except AccessError:
+        kb.close()
+        raise
     except (OSError, socket.gaierror) as exc:
         kb.close()
         raise ServeError(f"cannot listen on {config.host}:{config.port}: {exc.strerror or exc}; choose another "

@@ -225,3 +225,26 @@ def test_serve_logs_each_user_in_with_their_own_password_and_scope(built_kb, pol
                 connect(user, password)
     finally:
         stop(server)
+
+
+def test_serve_and_mcp_refuse_a_kb_whose_routing_ignores_the_scope(built_kb, policy_env, tmp_path, monkeypatch):
+    """A KB built before access scopes ranks every database whatever the session's scope: served
+    under a policy it would show a restricted user everything, so neither endpoint starts on it."""
+    import shutil
+
+    from dbrouter.serve.access import AccessError, load_policy
+    from dbrouter.serve.mcp import Tools
+    from dbrouter.serve.server import ServeConfig, make_server
+
+    stale = tmp_path / "stale.duckdb"
+    shutil.copyfile(built_kb["warehouse"], stale)
+    with duckdb.connect(str(stale)) as con:  # the view as the previous release built it: every database
+        con.execute("create or replace view kb_allowed_databases as select db_id from kb_databases")
+    policy = load_policy(policy_env[0])
+    with pytest.raises(AccessError, match="built before access policies"):
+        make_server(ServeConfig(stale, "127.0.0.1", 0, policy=policy))
+    with pytest.raises(AccessError, match="built before access policies"):
+        Tools(stale, policy=policy, log=False)
+    server = make_server(ServeConfig(stale, "127.0.0.1", 0))  # without a policy it serves as before
+    server.server_close()
+    server.kb.close()

@@ -87,3 +87,28 @@ def test_snowflake_grants_translate_shell_patterns_to_like(tmp_path):
     policy.write_text("users:\n  u: {password_env: X, databases: ['*']}\n")
     with pytest.raises(AccessError, match="there is none"):
         load_roles(policy)
+
+
+@pytest.mark.parametrize("view", [
+    None,  # built before access scopes: no view at all
+    "create view kb_allowed_databases as select db_id from kb_databases",  # a view that ignores the scope
+])
+def test_a_kb_whose_routing_ignores_the_scope_is_refused_not_served_unfiltered(tmp_path, view):
+    from dbrouter.serve.access import UserAccess, check_scopable, restrict
+
+    con = duckdb.connect()
+    con.execute("create table kb_databases as select unnest(['crm', 'hr', 'finance']) as db_id")
+    if view:
+        con.execute(view)
+    alice = UserAccess("alice", ("crm",), "PW")
+    for check in (lambda: check_scopable(con), lambda: restrict(con, alice)):
+        with pytest.raises(AccessError, match="built before access policies"):
+            check()
+    con.execute("create or replace view kb_allowed_databases as select db_id from kb_databases "
+                "where getvariable('dbrouter_allowed_databases') is null "
+                "or list_contains(getvariable('dbrouter_allowed_databases'), db_id)")  # what the KB builds now
+    check_scopable(con)
+    restrict(con, alice)
+    assert con.execute("select db_id from kb_allowed_databases").fetchall() == [("crm",)]
+    restrict(con, None)
+    assert len(con.execute("select db_id from kb_allowed_databases").fetchall()) == 3
