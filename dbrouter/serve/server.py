@@ -39,6 +39,7 @@ import re
 import socket
 import struct
 import threading
+import time
 from collections.abc import Generator
 from dataclasses import dataclass
 from pathlib import Path
@@ -50,17 +51,24 @@ from buenavista.postgres import BuenaVistaHandler, BuenaVistaServer, BVBuffer, S
 from dbrouter.errors import DbrouterError
 from dbrouter.kb.connect import connect, route_path_ddl
 from dbrouter.serve import (
+    AUTH_FAILURE_DELAY,
+    AUTH_FAILURES,
     MAX_CONNECTIONS,
     MAX_EMBED_TEXTS,
+    MAX_MESSAGE_BYTES,
     MAX_RESULT_BYTES,
     MAX_ROWS,
+    MAX_STARTUP_BYTES,
+    MEMORY_LIMIT,
     QUERY_TIMEOUT,
     SEND_TIMEOUT,
     STARTUP_TIMEOUT,
+    TEMP_LIMIT,
 )
-from dbrouter.serve.access import AccessError, AccessPolicy, check_restricted, check_scopable, restrict
+from dbrouter.serve.access import AccessError, AccessPolicy, check_scopable, restrict
 from dbrouter.serve.catalog import SESSION_DDL
-from dbrouter.serve.session import SERVER_VERSION, KBSession, QueryRefused
+from dbrouter.serve.session import INTERNAL_UDFS, SERVER_VERSION, KBSession, QueryRefused
+from dbrouter.serve.statement import Allowed, StatementRefused, allowed_of, check_statement
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 5433
@@ -159,6 +167,7 @@ class _Generation:
     link: Path | None = None
     readers: int = 0
     retired: bool = False
+    allowed: Allowed | None = None  # what its sessions may name (read from the first session cursor)
 
     def close(self) -> None:
         with contextlib.suppress(Exception):
@@ -194,6 +203,9 @@ class KnowledgeBase:
         con = connect(path, max_texts=MAX_EMBED_TEXTS)
         try:
             con.execute("SET enable_external_access=false")
+            con.execute("SET python_enable_replacements=false")  # a name never resolves to a Python object
+            con.execute(f"SET memory_limit='{MEMORY_LIMIT}'")  # all sessions together: over it a query fails
+            con.execute(f"SET max_temp_directory_size='{TEMP_LIMIT}'")
             con.execute("SET lock_configuration=true")
             ddl = route_path_ddl(con, "udf")  # temp macros are per cursor: run on each
         except BaseException:
@@ -303,12 +315,13 @@ class KnowledgeBase:
                     if session.access is not None:  # the session sees the user's databases only
                         restrict(session.db_cursor, session.access)
                 cur = session.db_cursor
-                if session.access is not None:
-                    try:
-                        check_restricted(sql)
-                    except AccessError as exc:
-                        raise QueryRefused(str(exc), "42501") from None
             _one_select(cur, sql)
+            try:
+                calls = check_statement(cur, sql, self._allowed(gen, cur), session is not None and session.access is not None)
+                if session is not None:
+                    session.calls = calls
+            except StatementRefused as exc:
+                raise QueryRefused(str(exc), exc.sqlstate) from None
             timer = threading.Timer(self.timeout, cur.interrupt)
             timer.start()
             try:
@@ -362,6 +375,13 @@ class KnowledgeBase:
                 session.db_cursor.execute(ddl)
         finally:
             self._leave(gen)
+
+    @staticmethod
+    def _allowed(gen: _Generation, cur) -> Allowed:
+        """What this opening's sessions may name (:func:`~dbrouter.serve.statement.allowed_of`), read once."""
+        if gen.allowed is None:
+            gen.allowed = allowed_of(cur, INTERNAL_UDFS)
+        return gen.allowed
 
     @staticmethod
     def _new_cursor(gen: _Generation):
@@ -525,22 +545,53 @@ def _param(raw: bytes | None, fmt: int, oid: int):
     raise QueryRefused(f"binary parameters of type OID {oid} are not supported: send it as text", "0A000")
 
 
+class _BoundedBuffer(BVBuffer):
+    """buenavista's reader with a cap on each message: :data:`MAX_STARTUP_BYTES` until the client is
+    authenticated (PostgreSQL's own startup limit), :data:`MAX_MESSAGE_BYTES` after; a longer
+    length ends the connection before anything is buffered."""
+
+    def __init__(self, stream, handler: KBHandler) -> None:
+        super().__init__(stream)
+        self.handler = handler
+
+    def read_bytes(self, n) -> bytes:
+        cap = MAX_MESSAGE_BYTES if self.handler.authenticated else MAX_STARTUP_BYTES
+        if n > cap:
+            raise QueryRefused(f"a protocol message of {n:,} bytes; at most {cap:,} are read "
+                               f"{'per message' if self.handler.authenticated else 'before authentication'}", "08P01")
+        return super().read_bytes(n)
+
+
 class KBHandler(BuenaVistaHandler):
     """buenavista's handler with Postgres-complete ErrorResponses, GSSAPI-encryption refusal, and the
-    endpoint's connection bounds: a startup (and authentication) timeout, a send timeout, a cap on
-    sessions, and a failed password ending the connection (as PostgreSQL does)."""
+    endpoint's connection bounds: a startup (and authentication) deadline for the whole handshake,
+    a cap on each message's length, a send timeout, a cap on sessions, failed passwords slowed and
+    counted per address, and a failed password ending the connection (as PostgreSQL does)."""
+
+    authenticated = False
 
     def handle(self) -> None:
         server = self.server
         assert isinstance(server, KBServer)
         self.request.settimeout(server.config.startup_timeout)  # until authenticated: reads and writes
+        # the whole handshake, not each read: a client trickling a byte at a time is cut off too
+        self._deadline = threading.Timer(server.config.startup_timeout, self._startup_expired)
+        self._deadline.daemon = True
+        self._deadline.start()
         if not server.take_slot():
             self._refuse_busy(server.config.max_connections)
+            self._deadline.cancel()
             return
         try:
             super().handle()
         finally:
+            self._deadline.cancel()
             server.release_slot()
+
+    def _startup_expired(self) -> None:
+        if not self.authenticated:
+            with contextlib.suppress(OSError):
+                self.request.shutdown(socket.SHUT_RDWR)
 
     def _refuse_busy(self, cap: int) -> None:
         """Read the startup message (when it comes in time) and answer 'too many connections'."""
@@ -556,14 +607,24 @@ class KBHandler(BuenaVistaHandler):
                                          "(dbrouter serve --max-connections); try again when one ends", "53300"))
 
     def handle_md5_password(self, ctx, payload: bytes) -> None:
-        """Compare in constant time; a wrong password ends the connection (no second guess on one salt)."""
+        """Compare in constant time; a wrong password ends the connection (no second guess on one salt)
+        after :data:`AUTH_FAILURE_DELAY`, and an address with :data:`AUTH_FAILURES` failures in the
+        last minute is refused without a comparison until the minute has passed."""
         server = self.server
         assert isinstance(server, KBServer)
+        address = self.client_address[0] if isinstance(self.client_address, tuple) else str(self.client_address)
+        if server.auth_blocked(address):
+            self.send_error(QueryRefused(f"too many failed logins from {address}: try again in a minute", "28000"))
+            with contextlib.suppress(OSError):
+                self.request.shutdown(socket.SHUT_RDWR)
+            return
         client_side = (payload or b"").decode("utf-8", "replace").rstrip("\x00")
         if hmac.compare_digest(client_side.encode(), ctx.get_hashed_password(server.auth).encode()):
             self.send_authentication_ok()
             self.handle_post_auth(ctx)
             return
+        server.auth_failed(address)
+        time.sleep(AUTH_FAILURE_DELAY)
         self.send_error("Invalid password")
         with contextlib.suppress(OSError):
             self.request.shutdown(socket.SHUT_RDWR)
@@ -574,6 +635,8 @@ class KBHandler(BuenaVistaHandler):
         SO_SNDTIMEO) and ends the session."""
         server = self.server
         assert isinstance(server, KBServer)
+        self.authenticated = True
+        self._deadline.cancel()
         ctx.session.user = ctx.params.get("user")
         if server.config.policy is not None:  # authenticated as this user: the session sees its databases
             ctx.session.access = server.config.policy.users[ctx.params["user"]]
@@ -597,7 +660,8 @@ class KBHandler(BuenaVistaHandler):
             buf.write_string(value)
         buf.write_bytes(b"\x00")
         out = buf.get_value()
-        self.wfile.write(struct.pack("!ci", ServerResponse.ERROR_RESPONSE, len(out) + 4) + out)
+        with contextlib.suppress(OSError):  # the client is gone (or was cut off): nothing to tell
+            self.wfile.write(struct.pack("!ci", ServerResponse.ERROR_RESPONSE, len(out) + 4) + out)
         if ctx:
             ctx.mark_error()
 
@@ -658,6 +722,8 @@ class KBHandler(BuenaVistaHandler):
         if len(peek) == 8 and struct.unpack("!ii", peek)[1] == GSSENC_REQUEST:
             self.rfile.read(8)
             self.wfile.write(b"N")
+        if not isinstance(self.r, _BoundedBuffer):
+            self.r = _BoundedBuffer(self.rfile, self)
         return super().handle_startup(conn)
 
 
@@ -698,8 +764,26 @@ class KBServer(BuenaVistaServer):
         self.kb = kb
         self.active = 0
         self._slots = threading.Lock()
+        self._failures: dict[str, list[float]] = {}  # address -> times of failed logins
         super().__init__((config.host, config.port), KBConnection(kb), auth=auth)
         self.RequestHandlerClass = KBHandler
+
+    def auth_blocked(self, address: str) -> bool:
+        """True while ``address`` has :data:`AUTH_FAILURES` failed logins within the last minute."""
+        with self._slots:
+            now = time.monotonic()
+            recent = [t for t in self._failures.get(address, []) if now - t < 60]
+            self._failures[address] = recent
+            if not recent:
+                self._failures.pop(address, None)
+            return len(recent) >= AUTH_FAILURES
+
+    def auth_failed(self, address: str) -> None:
+        """Count a failed login of ``address`` (the table holds at most 10,000 addresses)."""
+        with self._slots:
+            if len(self._failures) >= 10_000 and address not in self._failures:
+                self._failures.pop(next(iter(self._failures)))
+            self._failures.setdefault(address, []).append(time.monotonic())
 
     def verify_request(self, request, client_address) -> bool:
         return self.config.allow_remote or is_loopback(client_address[0])

@@ -29,6 +29,7 @@ from buenavista.core import BVType, Session, SimpleQueryResult
 from dbrouter.answer.guard import UnsafeSQL, check_read_only
 from dbrouter.errors import USER_ERRORS, DbrouterError
 from dbrouter.feedback.log import append, from_sql_call
+from dbrouter.serve import MAX_CURSORS, MAX_RESULT_BYTES
 from dbrouter.serve.catalog import rewrite
 from python_udfs.plugin import UDF_NAMES
 
@@ -108,12 +109,12 @@ def _checked(sql: str) -> str:
     """
     rewritten = rewrite(sql)
     try:
-        return check_read_only(rewritten, "duckdb", INTERNAL_UDFS)
+        return check_read_only(rewritten, "duckdb", INTERNAL_UDFS, source=False)
     except UnsafeSQL as exc:
         refusal = exc
     if refusal.reason.startswith("cannot parse"):
         try:
-            check_read_only(sql, "postgres", INTERNAL_UDFS)
+            check_read_only(sql, "postgres", INTERNAL_UDFS, source=False)
             return rewritten.strip().rstrip(";")
         except UnsafeSQL:
             pass
@@ -140,6 +141,7 @@ class KBSession(Session):
         self.cursors: dict[str, list] = {}  # name -> [arrow table, next row]
         self.access: Any = None  # the user's UserAccess under an access policy (serve --access)
         self.user: str | None = None  # the user name the client logged in as (the policy's, under one)
+        self.calls: tuple[str, ...] = ()  # the entry points the last statement called (DuckDB's parse)
 
     def cursor(self):
         return None
@@ -160,6 +162,7 @@ class KBSession(Session):
         """Run one checked statement on this session's cursor (see :meth:`KnowledgeBase.query`); a
         statement that calls a routing or retrieval function is logged (:func:`~dbrouter.feedback.log.from_sql_call`)."""
         started = time.perf_counter()
+        self.calls = ()
         try:
             table = self._run(sql, params)
         except QueryRefused as exc:
@@ -169,7 +172,7 @@ class KBSession(Session):
         return table
 
     def _log(self, sql: str, params, table, error: str | None, started: float) -> None:
-        if self.kb.query_log is None:
+        if self.kb.query_log is None or not self.calls:  # logged: what DuckDB ran, not the text's spelling
             return
         entry = from_sql_call(sql, params, table, error, time.perf_counter() - started, self.user)
         if entry is not None:
@@ -257,12 +260,20 @@ class KBSession(Session):
 
     def _declare(self, sql: str, params):
         match = _parsed(_DECLARE, sql, "DECLARE name [NO SCROLL] CURSOR [WITH[OUT] HOLD] FOR SELECT ...")
+        name = _name(match.group(1))
+        if len(self.cursors) >= MAX_CURSORS and name not in self.cursors:
+            raise QueryRefused(f"this session holds {MAX_CURSORS} open cursors, the endpoint's limit: CLOSE one "
+                               "(or CLOSE ALL) first", "53000")
         statement = _checked(match.group(2))
         table = self.run(f"SELECT * FROM ({statement}) AS dbrouter_cursor LIMIT {CURSOR_MAX_ROWS + 1}", params)
         if table.num_rows > CURSOR_MAX_ROWS:
             raise QueryRefused(f"a cursor holds at most {CURSOR_MAX_ROWS:,} rows: narrow the query (WHERE, LIMIT)",
                                "54000")
-        self.cursors[_name(match.group(1))] = [table, 0]
+        held = sum(t.nbytes for n, (t, _) in self.cursors.items() if n != name) + table.nbytes
+        if held > MAX_RESULT_BYTES:
+            raise QueryRefused(f"this session's cursors would hold {held / 2**20:,.0f} MiB; at most "
+                               f"{MAX_RESULT_BYTES / 2**20:,.0f} MiB together: CLOSE one or narrow the query", "53000")
+        self.cursors[name] = [table, 0]
         self.kb.session_view(self, self.cursors_view())
         return DuckDBQueryResult(status="DECLARE CURSOR")
 

@@ -211,13 +211,26 @@ def test_serve_logs_each_user_in_with_their_own_password_and_scope(built_kb, pol
                 assert _leaks(json.dumps(rows, default=str)) == [], q
                 text = con.execute("select route_query_json(%s, 10)", [q]).fetchall()[0][0]
                 assert _leaks(str(text)) == [], q
-            for sql in ("select * from kb_databases", "select db_id from main.kb_allowed_databases",
+            for sql in ("select * from kb_databases", "select db_id from kb_allowed_databases, kb_databases",
                         "select * from dbrouter_raw.databases", "select * from pg_catalog.pg_tables",
                         "with x as (select * from kb_examples) select * from x"):
                 with pytest.raises(psycopg.Error, match="permission denied"):
                     con.execute(sql)
+            # the hardening review's attacks, over the real client: a CTE shadowing a name in a nested
+            # scope, SQL in a string, storage statistics naming hidden tables' values
+            for sql in ("with x as (with kb_databases as (select 1) select 1) select db_id, source_path "
+                        "from kb_databases",
+                        "with x as (with kb_columns as (select 1) select 1) select sample_values from kb_columns",
+                        "select * from json_execute_serialized_sql(json_serialize_sql("
+                        "'select db_id from kb_databases'))",
+                        "select * from pragma_storage_info('dbrouter_raw.tables')",
+                        "select table_name, estimated_size from duckdb_tables()"):
+                with pytest.raises(psycopg.Error, match="permission denied|not served") as refused:
+                    con.execute(sql)
+                assert _leaks(str(refused.value)) == [], sql
             own = {r[0] for r in con.execute("select db_id from kb_allowed_databases").fetchall()}
             assert own and not own & set(HIDDEN)
+            assert con.execute("select route_query(%s)", [QUESTIONS[3]]).fetchall()[0][0] not in HIDDEN
         with connect("root", "r-secret") as con:
             assert set(HIDDEN) <= {r[0] for r in con.execute("select db_id from kb_allowed_databases").fetchall()}
         for user, password in (("alice", "r-secret"), ("mallory", "a-secret")):

@@ -140,6 +140,9 @@ def test_serve_logs_the_statements_that_route(built_kb, tmp_path):
             chosen = con.execute("select route_query(%s)", [QUESTION]).fetchall()[0][0]
             ranked = [r[0] for r in con.execute(f"select db_id from route_query_ranked('{QUESTION}', 3)").fetchall()]
             con.execute("select count(*) from kb_databases").fetchall()  # routes nothing: not logged
+            # a routing call in a comment routes nothing either: the log follows DuckDB's parse, so a
+            # client cannot forge entries for the report (hardening review)
+            con.execute("select /* route_query('forged question') */ 'singer' as db_id").fetchall()
             with pytest.raises(psycopg.Error):
                 con.execute("select * from route_query_ranked('x', 'not a number')")
     finally:
