@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import threading
 import time
 from collections.abc import Callable
@@ -91,6 +92,7 @@ class LLMClient:
         base = os.environ.get("DBROUTER_LLM_BASE_URL", "").strip()
         if not base:
             return None
+        _check_base_url(base)
         return cls(base_url=base,
                    model=os.environ.get("DBROUTER_LLM_MODEL", "gpt-4o-mini"),
                    api_key=os.environ.get("DBROUTER_LLM_API_KEY", "not-needed"),
@@ -237,6 +239,39 @@ class LLMClient:
             self.stats.prompt_tokens += prompt
             self.stats.completion_tokens += completion
         return Completion(answer, prompt, completion, cached=False)
+
+
+def _check_base_url(base: str) -> None:
+    """Refuse a ``DBROUTER_LLM_BASE_URL`` the HTTP client cannot use, without echoing it (it may
+    hold a password).
+
+    Raises:
+        LLMUnavailable: not an http(s) URL with a host, or one the HTTP client cannot read (a ``?``,
+            ``#`` or ``@`` unquoted in its password).
+    """
+    import httpx
+
+    from dbrouter.sources.url import redact
+
+    shown = redact(base)
+    try:
+        url = httpx.URL(base)
+        ok = url.scheme in ("http", "https") and bool(url.host) and (url.password or None) == _userinfo_password(base)
+    except Exception:  # noqa: BLE001 - httpx.InvalidURL and friends
+        ok = False
+    if not ok:
+        raise LLMUnavailable(f"DBROUTER_LLM_BASE_URL ({shown}) is not an http(s) URL the client can read: write it as "
+                             "http(s)://host[:port]/v1, with any '?', '#', '@' or '/' in a password percent-encoded "
+                             "(%3F, %23, %40, %2F), or unset it to use the rule-based path")
+
+
+def _userinfo_password(base: str) -> str | None:
+    """The password as SQLAlchemy's reading of the URL has it (what :func:`redact` masks); a reading
+    that differs from the HTTP client's is refused rather than sent with a password cut short."""
+    from urllib.parse import unquote
+
+    match = re.match(r"^[A-Za-z][A-Za-z0-9+.\-]*://[^:/@]*:([^@]*)@", base)
+    return unquote(match[1]) if match else None
 
 
 def _env_seconds(name: str, default: float) -> float | None:

@@ -111,48 +111,88 @@ def expand_url(url: str, env: Mapping[str, str] | None = None) -> str:
     return ENV_REF.sub(lambda m: urllib.parse.quote(values[m[1]], safe=""), url)
 
 
-SECRET_PARAM = re.compile(r"pass|pwd|secret|token|credential|api_?key|access_?key", re.IGNORECASE)
+SECRET_PARAM = re.compile(r"pass|pwd|secret|token|credential|api_?key|access_?key|^auth$|authori[sz]ation",
+                          re.IGNORECASE)
 """Query-string parameters of a URL that carry credentials (``password=``, ``sslpassword=``,
-``private_key_file_pwd=``, ``access_token=``, ``api_key=``, ...): masked in every message, refused
-in a sources file. Paths to key files (``sslkey=``, ``private_key_file=``) and method names
-(``authentication=``) are not secrets."""
+``private_key_file_pwd=``, ``access_token=``, ``api_key=``, ``auth=``, ...): masked in every
+message, refused in a sources file. Paths to key files (``sslkey=``, ``private_key_file=``) and
+method names (``authentication=``) are not secrets."""
+
+SECRET_ASSIGNMENT = re.compile(r"(?:pass(?:word)?|pwd|secret|token|api_?key)\s*=", re.IGNORECASE)
+"""A credential inside a parameter's value: ODBC's ``odbc_connect=...;PWD=x``, an Oracle
+``dsn=(...(PASSWORD=x))``: the whole value is masked, and refused in a sources file."""
+
+_MASK = "DBROUTERMASKED"
 
 
-def redact(url: str) -> str:
-    """The URL as written, with every literal credential masked: the password of its user info and
-    the value of each :data:`SECRET_PARAM` query parameter (``${NAME}`` references are kept).
+def _parse(url: str):
+    """``url`` read by SQLAlchemy's own parser (what connecting will read), ``${NAME}`` references
+    replaced by tokens first; returns (the ``sqlalchemy.engine.URL`` or None when it is not a
+    database URL, token -> reference)."""
+    from sqlalchemy.engine import make_url
+
+    refs: dict[str, str] = {}
+
+    def token(match: re.Match) -> str:
+        key = f"DBROUTERENV{len(refs)}X"
+        refs[key] = match[0]
+        return key
+
+    try:
+        return make_url(ENV_REF.sub(token, url)), refs
+    except Exception:  # noqa: BLE001 - sqlalchemy.exc.ArgumentError and friends: not a database URL
+        return None, refs
+
+
+def _secret_value(name: str, value: str, refs: dict[str, str]) -> bool:
+    if not value or value in refs:
+        return False
+    return bool(SECRET_PARAM.search(name) or SECRET_ASSIGNMENT.search(value))
+
+
+def _literal_password(parsed, refs: dict[str, str]) -> bool:
+    return parsed.password is not None and str(parsed.password) != "" and str(parsed.password) not in refs
+
+
+def redact(url: str, database: str | None = None) -> str:
+    """The URL with every literal credential masked: the password (as SQLAlchemy reads it: up to
+    the first ``@``, ``/`` and ``?`` included), each :data:`SECRET_PARAM` query parameter and any
+    parameter whose value assigns a password (``odbc_connect``, an Oracle ``dsn``); ``${NAME}``
+    references are kept. Text that is not a database URL is not echoed.
 
     Args:
         url: a URL (a database URL, an LLM base URL).
+        database: a database to put in place of the URL's own (None: keep it).
 
     Returns:
         The URL fit to print, log and store.
     """
-    base, q, query = url.partition("?")
-    # up to the last '@' before the query: SQLAlchemy ends a password at the first '@' and lets it
-    # hold '/', a person may have meant an unquoted 'p@ss': mask both readings
-    base = re.sub(r"//(.*)@", _mask_userinfo, base, count=1)
-    return base + q + re.sub(r"(^|[&;])([^=&;#]+)=([^&;#]*)", _mask_param, query)
-
-
-def _mask_userinfo(match: re.Match) -> str:
-    user, sep, password = match[1].partition(":")
-    keep = not sep or ENV_REF.fullmatch(urllib.parse.unquote(password)) is not None
-    return f"//{user}{sep}{password if keep else '***'}@"
-
-
-def _mask_param(match: re.Match) -> str:
-    name, value = match[2], match[3]
-    if SECRET_PARAM.search(urllib.parse.unquote(name)) and value and \
-            ENV_REF.fullmatch(urllib.parse.unquote(value)) is None:
-        value = "***"
-    return f"{match[1]}{name}={value}"
+    parsed, refs = _parse(url)
+    if parsed is None:
+        scheme = re.match(r"^([A-Za-z][A-Za-z0-9+.\-]*)://", url)
+        return f"{scheme[1]}://*** (not a URL SQLAlchemy reads)" if scheme else "*** (not a URL)"
+    if parsed.host and "@" in parsed.host:  # 'p@ss' unquoted: SQLAlchemy reads 'ss@host' as the host; mask both readings
+        parsed = parsed.set(host=parsed.host.rsplit("@", 1)[1], password=_MASK)
+    elif _literal_password(parsed, refs):
+        parsed = parsed.set(password=_MASK)
+    query = {}
+    for name, value in parsed.query.items():
+        values = value if isinstance(value, tuple) else (value,)
+        masked = tuple(_MASK if _secret_value(name, v, refs) else v for v in values)
+        query[name] = masked if isinstance(value, tuple) else masked[0]
+    parsed = parsed.set(query=query)
+    if database:
+        parsed = parsed.set(database=database)
+    text = parsed.render_as_string(hide_password=False).replace(_MASK, "***")
+    for key, ref in refs.items():
+        text = text.replace(key, ref)
+    return text
 
 
 def literal_secrets(url: str) -> list[str]:
     """Where a URL holds a credential written out rather than as a ``${NAME}`` reference.
 
-    Reads the URL as SQLAlchemy will (a password may contain ``/``), and its query string.
+    Reads the URL as SQLAlchemy will (the parser that connecting uses), and its query string.
 
     Args:
         url: the URL as written in the sources file.
@@ -160,22 +200,14 @@ def literal_secrets(url: str) -> list[str]:
     Returns:
         Descriptions (``the password``, ``query parameter password``), empty when it holds none.
     """
-    from sqlalchemy.engine import make_url
-
-    found = []
-    # the user info up to the last '@' before the query, '/' included: SQLAlchemy ends a password at
-    # the first '@', a person may have meant an unquoted 'p@ss' (as in redact)
-    userinfo = re.match(r"^[^:/]+://(.*)@[^@]*$", url.split("?", 1)[0])
-    if userinfo and ":" in userinfo[1] and not ENV_REF.fullmatch(userinfo[1].split(":", 1)[1]):
-        found.append("the password")
-    try:
-        parsed = make_url(ENV_REF.sub("ENVREF", url))
-        query = dict(parsed.query)
-    except Exception:  # noqa: BLE001 - an unparseable URL fails later, with its own message
-        query = dict(urllib.parse.parse_qsl(url.partition("?")[2]))
-    for name, value in query.items():
+    parsed, refs = _parse(url)
+    if parsed is None:
+        # not a database URL (it fails later with its own message): a '@' after ':' may be a password
+        return ["the password"] if re.match(r"^[^:/]+://[^/]*:[^@]*@", url) else []
+    found = ["the password"] if _literal_password(parsed, refs) or "@" in (parsed.host or "") else []
+    for name, value in parsed.query.items():
         values = value if isinstance(value, tuple) else (value,)
-        if SECRET_PARAM.search(name) and any(v and v != "ENVREF" and not ENV_REF.fullmatch(v) for v in values):
+        if any(_secret_value(name, v, refs) for v in values):
             found.append(f"query parameter {name}")
     return found
 
@@ -366,12 +398,7 @@ def source_location(url: str, database: str | None = None) -> str:
     Returns:
         A URL :func:`dbrouter.sources.url.UrlSource.target` connects to again.
     """
-    if not database:
-        return redact(url)
-    match = re.match(r"^([^:/]+://[^/?#]*)(/[^?#]*)?(.*)$", url)
-    if not match:
-        return redact(url)
-    return redact(f"{match[1]}/{urllib.parse.quote(database, safe='')}{match[3]}")
+    return redact(url, database)
 
 
 def _qualify(schema: str | None, table: str, home: str | None) -> str:

@@ -101,3 +101,15 @@ def test_budget_and_concurrency_from_env(monkeypatch):
     monkeypatch.setenv("DBROUTER_LLM_BUDGET", "soon")
     with pytest.raises(LLMUnavailable, match="DBROUTER_LLM_BUDGET='soon' is not a number"):
         LLMClient.from_env()
+
+
+@pytest.mark.parametrize("base", ["http://u:p?ss@127.0.0.1:9/v1", "not a url with hunter2", "ftp://127.0.0.1/v1"])
+def test_a_base_url_the_client_cannot_read_is_refused_without_echoing_it(monkeypatch, base):
+    """Hardening review: a '?' in the base URL's password crashed `ask` with a traceback, and a
+    value that was no URL was echoed verbatim."""
+    from dbrouter.llm import LLMClient, LLMUnavailable
+
+    monkeypatch.setenv("DBROUTER_LLM_BASE_URL", base)
+    with pytest.raises(LLMUnavailable, match="DBROUTER_LLM_BASE_URL") as refused:
+        LLMClient.from_env()
+    assert "p?ss" not in str(refused.value) and "hunter2" not in str(refused.value)
