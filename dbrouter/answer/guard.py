@@ -38,13 +38,22 @@ _FORBIDDEN_NODES = {name for name in _STATEMENT_NAMES if name not in ("Describe"
 _DENIED_FUNCTIONS = {
     "glob", "sniff_csv", "sqlite_scan", "sqlite_attach", "query", "query_table", "getenv", "load_extension",
     "readfile", "writefile", "edit", "system", "shell", "exec", "sys_exec", "sys_eval", "popen", "fsdir",
-    "zipfile", "lines_read", "duckdb_secrets", "which_secret",
+    "zipfile", "lines_read", "duckdb_secrets", "which_secret", "json_execute_serialized_sql",
     # PostgreSQL: server files, large objects, other servers, settings, other sessions, SQL in a string
     "set_config", "current_setting", "query_to_xml", "query_to_xml_and_xmlschema", "query_to_xmlschema",
     "cursor_to_xml", "cursor_to_xmlschema", "database_to_xml", "schema_to_xml", "table_to_xml",
     # MySQL/MariaDB: server files, busy loops
     "load_file", "benchmark", "sleep", "get_lock", "release_lock",
 }
+
+
+POSTGRES_FUNCTIONS = frozenset(["abs", "cbrt", "ceil", "ceiling", "degrees", "div", "exp", "factorial", "floor", "gcd", "lcm", "ln", "log", "log10", "mod", "pi", "power", "radians", "round", "scale", "sign", "sqrt", "trunc", "width_bucket", "random", "acos", "asin", "atan", "atan2", "cos", "cot", "sin", "tan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "ascii", "bit_length", "btrim", "char_length", "character_length", "chr", "concat", "concat_ws", "format", "initcap", "left", "length", "lower", "lpad", "ltrim", "md5", "octet_length", "overlay", "position", "quote_ident", "quote_literal", "quote_nullable", "regexp_match", "regexp_matches", "regexp_replace", "regexp_split_to_array", "regexp_split_to_table", "regexp_count", "regexp_instr", "regexp_like", "regexp_substr", "repeat", "replace", "reverse", "right", "rpad", "rtrim", "split_part", "starts_with", "strpos", "substr", "substring", "to_ascii", "to_hex", "translate", "trim", "upper", "encode", "decode", "sha224", "sha256", "sha384", "sha512", "unistr", "normalize", "string_to_array", "array_to_string", "string_agg", "age", "clock_timestamp", "current_date", "current_time", "current_timestamp", "date_bin", "date_part", "date_trunc", "extract", "isfinite", "justify_days", "justify_hours", "justify_interval", "localtime", "localtimestamp", "make_date", "make_interval", "make_time", "make_timestamp", "make_timestamptz", "now", "statement_timestamp", "timeofday", "transaction_timestamp", "to_timestamp", "to_date", "to_char", "to_number", "avg", "bit_and", "bit_or", "bit_xor", "bool_and", "bool_or", "count", "every", "max", "min", "sum", "array_agg", "json_agg", "jsonb_agg", "json_object_agg", "jsonb_object_agg", "corr", "covar_pop", "covar_samp", "regr_avgx", "regr_avgy", "regr_count", "regr_intercept", "regr_r2", "regr_slope", "regr_sxx", "regr_sxy", "regr_syy", "stddev", "stddev_pop", "stddev_samp", "variance", "var_pop", "var_samp", "mode", "percentile_cont", "percentile_disc", "rank", "dense_rank", "percent_rank", "cume_dist", "row_number", "ntile", "lag", "lead", "first_value", "last_value", "nth_value", "any_value", "coalesce", "nullif", "greatest", "least", "array_append", "array_cat", "array_dims", "array_fill", "array_length", "array_lower", "array_ndims", "array_position", "array_positions", "array_prepend", "array_remove", "array_replace", "array_upper", "cardinality", "unnest", "generate_series", "generate_subscripts", "to_json", "to_jsonb", "array_to_json", "row_to_json", "json_build_array", "jsonb_build_array", "json_build_object", "jsonb_build_object", "json_object", "jsonb_object", "json_array_length", "jsonb_array_length", "json_each", "jsonb_each", "json_each_text", "jsonb_each_text", "json_extract_path", "jsonb_extract_path", "json_extract_path_text", "jsonb_extract_path_text", "json_object_keys", "jsonb_object_keys", "json_array_elements", "jsonb_array_elements", "json_array_elements_text", "jsonb_array_elements_text", "json_typeof", "jsonb_typeof", "jsonb_strip_nulls", "json_strip_nulls", "jsonb_set", "jsonb_insert", "jsonb_pretty", "jsonb_path_exists", "jsonb_path_match", "jsonb_path_query", "jsonb_path_query_array", "jsonb_path_query_first", "num_nulls", "num_nonnulls"])
+"""The PostgreSQL functions generated SQL may call beyond sqlglot's own typed functions: the built-in
+maths, text, date, aggregate, window, array and JSON functions. Anything else (``ts_stat`` and
+``ts_rewrite``, which run SQL written in a string; server files; a database's own functions) is
+refused, whatever the role's privileges."""
+
+_ALLOW_LISTED_DIALECTS = {"postgres": POSTGRES_FUNCTIONS, "redshift": POSTGRES_FUNCTIONS}
 
 
 _DENIED_PREFIXES = ("read_", "parquet_", "iceberg_", "delta_", "postgres_", "mysql_", "fts", "http", "sqlar_",
@@ -125,9 +134,15 @@ def _denied_function(name: str) -> bool:
     return (name in _DENIED_FUNCTIONS or name.startswith(_DENIED_PREFIXES) or name.endswith(_DENIED_SUFFIXES))
 
 
-def _check_node(node, sql: str, internal: frozenset[str] = frozenset()) -> None:
-    """Raise UnsafeSQL for one forbidden node of the tree (statement, function, file reference)."""
+def _check_node(node, sql: str, internal: frozenset[str] = frozenset(), functions: frozenset[str] | None = None,
+                dialect: str = "") -> None:
+    """Raise UnsafeSQL for one forbidden node of the tree (statement, function, file reference);
+    with ``functions``, also a function sqlglot does not know that is not among them."""
     from sqlglot import exp
+
+    if functions is not None and isinstance(node, exp.Anonymous) and str(node.name).lower() not in functions:
+        raise UnsafeSQL(f"function {str(node.name).lower()}() is not one of the built-in read-only functions "
+                        f"{DIALECTS[dialect]} SQL may call here")
 
     name = type(node).__name__
     if name in _FORBIDDEN_NODES and isinstance(node, getattr(exp, name)):
@@ -194,7 +209,7 @@ MAX_SQL_CHARS = 200_000
 """The longest statement checked (and so run): ``ask``'s generated SQL and every endpoint query."""
 
 
-def check_read_only(sql: str, dialect: str, internal: frozenset[str] = frozenset()) -> str:
+def check_read_only(sql: str, dialect: str, internal: frozenset[str] = frozenset(), source: bool = True) -> str:
     """Return the single read-only statement in ``sql`` or raise :class:`UnsafeSQL`.
 
     Args:
@@ -202,6 +217,9 @@ def check_read_only(sql: str, dialect: str, internal: frozenset[str] = frozenset
         dialect: a sqlglot dialect name of :data:`DIALECTS` (``sqlite``, ``duckdb``, ``postgres``...).
         internal: lower-case names of functions the caller may not call directly (the endpoint's
             internal UDFs: the KB's macros call them on one question, a client could on a table).
+        source: the SQL runs on a source database: in PostgreSQL (and Redshift) SQL only
+            sqlglot's typed functions and :data:`POSTGRES_FUNCTIONS` may be called (False for the
+            endpoint, which checks functions against the KB's own catalog).
 
     Returns:
         The statement as given, without the trailing semicolon (and comments after it).
@@ -227,12 +245,13 @@ def check_read_only(sql: str, dialect: str, internal: frozenset[str] = frozenset
     except RecursionError:
         raise UnsafeSQL("the statement is nested too deeply to check") from None
     try:
-        return _check_statements(statements, sql, dialect, internal)
+        return _check_statements(statements, sql, dialect, internal, _ALLOW_LISTED_DIALECTS.get(dialect) if source else None)
     except RecursionError:
         raise UnsafeSQL("the statement is nested too deeply to check") from None
 
 
-def _check_statements(statements: list, sql: str, dialect: str, internal: frozenset[str] = frozenset()) -> str:
+def _check_statements(statements: list, sql: str, dialect: str, internal: frozenset[str] = frozenset(),
+                      functions: frozenset[str] | None = None) -> str:
     """The checks of :func:`check_read_only` on the parsed statements."""
     from sqlglot import exp
 
@@ -250,7 +269,7 @@ def _check_statements(statements: list, sql: str, dialect: str, internal: frozen
         kind = _kind(root) if name in _STATEMENT_NAMES or name == "Values" else (_first_word(sql) or name.upper())
         raise UnsafeSQL(f"{kind} statement (not a query)")
     for node in statements[0].walk():
-        _check_node(node, sql, internal)
+        _check_node(node, sql, internal, functions, dialect)
     return _statement_text(sql, dialect)
 
 

@@ -18,6 +18,7 @@ A timeout (SQLite progress handler, DuckDB ``interrupt()`` from a timer) and a r
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import sqlite3
 import threading
 import time
@@ -57,7 +58,12 @@ def target_for(con, db_id: str) -> Target:
 
     require_database(con, db_id)
     kind, path = con.execute("select source_type, source_path from kb_databases where db_id = ?", [db_id]).fetchone()
-    return source_type(kind).target(db_id, path)
+    target = source_type(kind).target(db_id, path)
+    if target.url is not None and kind == "url":  # a server: its role may see more than this database
+        rows = con.execute("select table_name, shard_pattern from kb_tables where db_id = ?", [db_id]).fetchall()
+        names = {str(n).lower() for n, _ in rows} | {str(p).lower() for _, p in rows if p}
+        target = dataclasses.replace(target, tables=frozenset(names))
+    return target
 
 
 
@@ -83,6 +89,9 @@ def _sqlite_authorizer(action: int, arg1, arg2, _db, _trigger) -> int:
 
 RESULT_BYTES = 16 * 1024 * 1024
 """Text kept of one result, all cells together: past it rows are counted, not kept (``truncated``)."""
+SQLITE_VALUE_BYTES = 16 * 1024 * 1024
+"""The largest string or blob a SQLite query may make or read (SQLITE_LIMIT_LENGTH): over it the
+statement fails with ``string or blob too big``."""
 CELL_CHARS_KEPT = 64 * 1024
 """Characters (bytes for binary) kept of one cell; longer values are cut, ending in ``...[N chars]``."""
 
@@ -176,6 +185,9 @@ def run_sqlite(path: Path, sql: str, timeout: float, row_cap: int) -> QueryResul
         con = sqlite3.connect(f"file:{urllib.parse.quote(str(Path(path).resolve()))}?mode=ro", uri=True)
         con.text_factory = lambda b: b.decode("utf-8", errors="replace")
         con.execute("PRAGMA query_only=ON")
+        # a value SQLite makes is bounded before it exists (zeroblob(9e8) three times took 5.5 GB):
+        # the cell cap cuts what is kept only after a row is fetched
+        con.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, SQLITE_VALUE_BYTES)
         con.set_authorizer(_sqlite_authorizer)
         con.set_progress_handler(progress, 1000)
         cursor = con.execute(sql)
@@ -384,4 +396,49 @@ def execute(target: Target, sql: str, timeout: float = 30.0, row_cap: int = 1000
     if not (isinstance(row_cap, int) and row_cap >= 0):
         raise DbrouterError(f"row_cap must be a non-negative integer, not {row_cap!r}")
     statement = check_read_only(sql, target.dialect)
+    if target.tables is not None:
+        check_tables(statement, target)
     return RUNNERS[target.kind](target, statement, timeout, row_cap)
+
+
+def check_tables(sql: str, target: Target) -> None:
+    """Refuse SQL that reads a relation outside ``target``'s tables (:attr:`Target.tables`).
+
+    Each table a statement reads is found with sqlglot's scope resolution, so a CTE is told from a
+    table of the same name in every scope; an unqualified name is the home schema's (the search
+    path :func:`run_url` sets), a qualified one must name a schema the knowledge base holds for
+    this database, and a catalog (``pg_catalog``, ``information_schema``) is not one of them.
+
+    Args:
+        sql: one checked SELECT in ``target``'s dialect.
+        target: a target with :attr:`Target.tables`.
+
+    Raises:
+        UnsafeSQL: a relation outside the database, or SQL whose scopes cannot be resolved.
+    """
+    import sqlglot
+    from sqlglot import exp
+    from sqlglot.optimizer.scope import traverse_scope
+
+    assert target.tables is not None
+    try:
+        scopes = traverse_scope(sqlglot.parse_one(sql, read=target.dialect))
+    except Exception as exc:  # noqa: BLE001 - sqlglot's OptimizeError and parse errors
+        raise UnsafeSQL(f"cannot tell which tables this statement reads ({' '.join(str(exc).split())[:200]})") from None
+    home = (target.schema or "").lower()
+    for scope in scopes:
+        for source in scope.sources.values():
+            if not isinstance(source, exp.Table) or not isinstance(source.this, exp.Identifier):
+                continue  # a CTE or subquery (its own scope is checked), or a table function
+            schema, name = source.db.lower(), source.name.lower()
+            qualified = name if schema in ("", home) and not source.catalog else f"{schema}.{name}"
+            if source.catalog or not _known_table(qualified, target.tables):
+                shown = ".".join(p for p in (source.catalog, source.db, source.name) if p)
+                raise UnsafeSQL(f"table {shown} is not a table of database {target.db_id} in the knowledge base "
+                                "(only its own tables are read here)")
+
+
+def _known_table(name: str, tables: frozenset[str]) -> bool:
+    from fnmatch import fnmatchcase
+
+    return name in tables or any("*" in t and fnmatchcase(name, t) for t in tables)

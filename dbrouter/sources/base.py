@@ -189,6 +189,9 @@ class Target:
             nothing secret is held); a ``snowflake`` source: ``snowflake://account/database?...``.
         schema: the schema unqualified table names resolve in (the search path), or None.
         sql_dialect: the sqlglot dialect of SQL written for it (default: ``kind``).
+        tables: the database's tables as the knowledge base names them (lower case, ``schema.table``
+            outside the home schema; shard groups as ``events_*``): SQL on a server database may
+            read these only, not the rest of the server its role can see. None: not checked.
     """
 
     db_id: str
@@ -197,6 +200,7 @@ class Target:
     url: str | None = None
     schema: str | None = None
     sql_dialect: str | None = None
+    tables: frozenset[str] | None = None
 
     @property
     def dialect(self) -> str:

@@ -102,9 +102,15 @@ HOSTILE = [
     ("SELECT set_config('default_transaction_read_only', 'off', false)", "set_config"),
     ("SELECT pg_sleep(30)", "pg_sleep"),
     ("SELECT * FROM dblink('host=x', 'delete from billing.invoice') AS t(x int)", "dblink"),
-    ("SELECT billing.wipe()", "read-only transaction"),  # passes the guard: the session stops it
-    ("SELECT nextval('billing.audit_seq')", "read-only transaction"),
+    # SQL written in a string (hardening review): run by the server whatever the guard saw
+    ("SELECT * FROM ts_stat('SELECT to_tsvector(pg_read_file(''/etc/passwd''))')", "ts_stat"),
+    ("SELECT ts_rewrite('a'::tsquery, 'SELECT ''a''::tsquery, ''b''::tsquery')", "ts_rewrite"),
+    # a function outside the built-in read-only set: the database's own, a sequence's
+    ("SELECT billing.wipe()", "wipe"),
+    ("SELECT nextval('billing.audit_seq')", "nextval"),
 ]
+IN_THE_TRANSACTION = ["SELECT billing.wipe()", "SELECT nextval('billing.audit_seq')"]
+"""Refused by the guard now; sent past it, the read-only transaction still stops them."""
 
 
 def test_hostile_sql_is_refused_and_the_server_is_unchanged(pg_kb, tmp_path, monkeypatch):
@@ -126,7 +132,41 @@ def test_hostile_sql_is_refused_and_the_server_is_unchanged(pg_kb, tmp_path, mon
             assert refused in str(exc), (hostile, str(exc))
             continue
         assert result.error and refused in result.error, (hostile, result.error)
+    from dbrouter.answer.runners import run_url
+
+    for hostile in IN_THE_TRANSACTION:
+        assert "read-only transaction" in (run_url(target, hostile, 5, 10).error or ""), hostile
     assert _state(pg_kb) == before
+
+
+def test_a_statement_reads_only_its_own_databases_tables(pg_kb, monkeypatch):
+    """Hardening review: with one server role for several KB databases, MCP's run_sql on the allowed
+    database read another schema's table (and information_schema listed every schema). A table the
+    server has but the KB's database does not is refused before anything runs, CTEs told apart
+    from tables in every scope."""
+    from dbrouter.serve.mcp import Tools
+
+    monkeypatch.setenv("PG_ASK_PW", WRITER_PW)
+    with psycopg.connect(pg_kb["server"].dsn(database="sales"), autocommit=True) as con:
+        con.execute("create schema if not exists hr")
+        con.execute("create table if not exists hr.salary (name text, ssn text)")
+        con.execute("insert into hr.salary values ('Ann', '078-05-1120')")
+        con.execute("grant usage on schema hr to writer")
+        con.execute("grant select on hr.salary to writer")
+    tools = Tools(pg_kb["warehouse"])
+    try:
+        ok = tools.run_sql("sales", "with unpaid as (select * from invoice where not paid) select count(*) from unpaid")
+        assert ok["rows"] == [[2]]
+        for sql in ("select ssn from hr.salary",
+                    "with hr as (select 1) select * from customer where exists (select ssn from hr.salary)",
+                    "with salary as (select * from hr.salary) select * from salary",
+                    "select table_schema, table_name from information_schema.tables",
+                    "select usename from pg_user"):
+            with pytest.raises(Exception, match="is not a table of database sales") as refused:
+                tools.run_sql("sales", sql)
+            assert "078-05-1120" not in str(refused.value)
+    finally:
+        tools.close()
 
 
 def test_statement_timeout_and_row_cap_hold_on_the_server(pg_kb, monkeypatch):

@@ -419,3 +419,26 @@ def test_a_long_query_draws_no_progress_bar(dbs):
                           timeout=60)
     assert proc.stdout.strip() == "timed out", proc.stdout + proc.stderr
     assert "%" not in proc.stdout + proc.stderr and "remaining" not in proc.stdout + proc.stderr
+
+
+def test_a_giant_sqlite_value_fails_before_it_is_made(dbs):
+    """Hardening review: `zeroblob(9e8)` three times took `ask`/`run_sql` to 5.5 GB, the cell cap
+    applying only after the row was fetched; SQLite now refuses the value itself."""
+    from dbrouter.answer.runners import SQLITE_VALUE_BYTES
+
+    giant = execute(dbs["sqlite"], "SELECT zeroblob(900000000), zeroblob(900000000), zeroblob(900000000)")
+    assert not giant.ok and "too big" in giant.error
+    fits = execute(dbs["sqlite"], f"SELECT length(zeroblob({SQLITE_VALUE_BYTES // 2}))")
+    assert fits.ok and fits.rows == [(SQLITE_VALUE_BYTES // 2,)]
+
+
+@pytest.mark.parametrize("sql", ["SELECT * FROM ts_stat('SELECT 1')", "SELECT my_schema.my_fn(1)",
+                                 "SELECT ts_rewrite('a', 'SELECT 1')"])
+def test_postgres_sql_calls_only_built_in_read_only_functions(sql):
+    """Hardening review: ts_stat/ts_rewrite run SQL written in a string on the server (with
+    pg_read_file inside); functions outside a known read-only set are now refused, not only a list
+    of dangerous ones (the endpoint's own check passes them to its DuckDB allow-list)."""
+    with pytest.raises(UnsafeSQL, match="built-in read-only functions"):
+        check_read_only(sql, "postgres")
+    check_read_only(sql, "postgres", source=False)
+    assert check_read_only("SELECT age(d), string_agg(x, ','), jsonb_array_length(j) FROM t", "postgres")
