@@ -67,12 +67,25 @@ def text_report(s: Summary) -> str:
     lines = [f"{s.calls} calls ({', '.join(f'{k} {v}' for k, v in sorted(s.by_tool.items()))}); "
              f"p50 {s.p50_s:.3f} s, p95 {s.p95_s:.3f} s; abstention rate {s.abstention_rate:.1%}",
              "", "traffic per database:"]
-    lines += [f"  {n:6d}  {db}" for db, n in s.by_database] or ["  (none)"]
+    lines += [f"  {n:6d}  {printable(db)}" for db, n in s.by_database] or ["  (none)"]
     lines += ["", "unanswered questions (abstained, failed or needing an LLM):"]
-    lines += [f"  {n:6d}  {q}" for q, n in s.unanswered] or ["  (none)"]
+    lines += [f"  {n:6d}  {printable(q)}" for q, n in s.unanswered] or ["  (none)"]
     lines += ["", "slowest calls:"]
-    lines += [f"  {sec:8.3f} s  {tool:8s} {text[:100]}" for sec, tool, text in s.slowest] or ["  (none)"]
+    lines += [f"  {sec:8.3f} s  {printable(tool):8s} {printable(text[:100])}" for sec, tool, text in s.slowest] \
+        or ["  (none)"]
     return "\n".join(lines)
+
+
+def printable(text: str) -> str:
+    """``text`` for a terminal: control characters (newlines, ANSI escapes) shown as ``\\n``, ``\\x1b``.
+
+    Args:
+        text: a question or SQL from the log (a client's words).
+
+    Returns:
+        One line of printable characters.
+    """
+    return "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii") for ch in str(text))
 
 
 def _bars(title: str, rows: list[tuple[str, float]], unit: str = "") -> str:

@@ -134,3 +134,16 @@ def test_report_counts_serve_routing_calls_and_reads_the_warehouse_table(tmp_pat
                 f"seconds from {LOG_TABLE}")
     assert [(e.tool, e.question, e.abstained, e.ranking) for e in read_table(con)] == [
         (e.tool, e.question, e.abstained, e.ranking) for e in read(log)]
+
+
+def test_the_text_report_shows_a_clients_control_characters_escaped(tmp_path):
+    """Hardening review: the text report printed newlines and ANSI escapes from questions raw."""
+    from dbrouter.feedback.report import summarize, text_report
+
+    log = tmp_path / "q.jsonl"
+    hostile = "q\n  999999  fake line\x1b[2J\x1b[31m"
+    append(log, from_sql_call("select route_query($1)", [hostile], pa.table({"r": [None]}), None, 0.1, "ann"))
+    text = text_report(summarize(list(read(log))))
+    assert "\x1b" not in text and "fake line" in text
+    assert not any(line.lstrip().startswith("999999") for line in text.splitlines())
+    assert "\\x1b[2J" in text
