@@ -142,6 +142,11 @@ HOSTILE = (
     "select count(*) from range(20000) a, range(20000) b where (a.range * 7 + b.range) % 1000003 = 0",
     # a result far over the endpoint's row and byte bounds
     "select repeat('x', 2000) as s from range(3000000)",
+    # SQL in a string, which ran past the timeout (hardening review 2): refused
+    "select * from json_execute_serialized_sql(json_serialize_sql('select count(*) from range(20000) a, "
+    "range(20000) b'))",
+    # embed() over 100k rows of 250 distinct texts, under the per-call cap (it took others' p50 to 29.5 s)
+    "select count(embed((range % 250)::varchar)) from range(100000)",
 )
 """What the hostile client of ``eval serve --hostile`` sends, in turn, while the others route."""
 
@@ -257,7 +262,8 @@ def serve_report(levels: list[ServeLoad], command: str) -> Report:
         f"In-process, the same questions on one `dbrouter.connect()` connection: p50 {base.inprocess_p50_ms} ms, "
         f"p95 {base.inprocess_p95_ms} ms."
         + (" A row with a hostile client had one more connection sending, in turn, an embed() over the whole "
-           "document table, a 400M-pair join and a 3M-row result, from before the others started until they "
+           "document table, a 400M-pair join, a 3M-row result, SQL in a string and embed() over 100k rows, from "
+           "before the others started until they "
            "finished." if any(m.hostile for m in levels) else "") + "\n\n")
     return Report(key="eval serve", command=command, data={"levels": [asdict(m) for m in levels]}, markdown=markdown,
                   note=f"{sum(m.seconds for m in levels):.1f} s", text=None)
