@@ -296,7 +296,7 @@ def run_url(target: Target, sql: str, timeout: float, row_cap: int) -> QueryResu
         in any message).
     """
     from dbrouter.errors import SourceError
-    from dbrouter.sources.url import _engine, connect_url, redact, scrub
+    from dbrouter.sources.url import CONNECT_TIMEOUT_S, _engine, connect_url, dispose, redact, scrub
 
     assert target.url is not None, "a url target carries its URL"
     shown_url = redact(target.url)
@@ -307,7 +307,8 @@ def run_url(target: Target, sql: str, timeout: float, row_cap: int) -> QueryResu
     except SourceError as exc:
         return QueryResult(error=f"cannot connect to {target.db_id}: {exc}")
     try:
-        engine = _engine(url, timeout_ms=max(1, int(timeout * 1000)))
+        # the watchdog: a server that goes silent is cut off after the statement's own time and a margin
+        engine = _engine(url, timeout_ms=max(1, int(timeout * 1000)), silence_s=timeout + CONNECT_TIMEOUT_S)
     except Exception as exc:  # noqa: BLE001 - no driver installed for the dialect
         return QueryResult(error=f"no SQLAlchemy driver for {shown_url}: {type(exc).__name__}: "
                                  f"{scrub(str(exc), secrets)} (install it, e.g. `pip install psycopg`)")
@@ -337,7 +338,10 @@ def run_url(target: Target, sql: str, timeout: float, row_cap: int) -> QueryResu
             with contextlib.suppress(Exception):  # a broken connection has nothing to roll back
                 raw.rollback()
             raw.close()
-        engine.dispose()
+        if dispose(engine) and not result.timed_out:
+            result.error = (f"{shown_url} stopped answering: nothing came back for {timeout + CONNECT_TIMEOUT_S:.0f} s, "
+                            "so the connection was closed")
+            result.rows, result.total_rows, result.truncated = [], 0, False
     result.seconds = time.monotonic() - start
     return result
 

@@ -299,23 +299,33 @@ def _connect_args(url: Any) -> dict[str, Any]:
         # a server that stops answering mid-query: unacknowledged data or dead keepalives end the
         # connection (the statement timeout is the server's own and needs a live server)
         return {"connect_timeout": CONNECT_TIMEOUT_S, "keepalives": 1, "keepalives_idle": 30,
-                "keepalives_interval": 10, "keepalives_count": 3, "tcp_user_timeout": READ_TIMEOUT_S * 1000}
+                "keepalives_interval": 10, "keepalives_count": 3, "tcp_user_timeout": int(READ_TIMEOUT_S * 1000)}
     if backend in ("mysql", "mariadb"):
-        return {"connect_timeout": CONNECT_TIMEOUT_S, "read_timeout": READ_TIMEOUT_S, "write_timeout": READ_TIMEOUT_S}
+        # the handshake is a read: a listener that never speaks fails after the connect timeout (the
+        # read timeout is raised to READ_TIMEOUT_S once connected, see _engine)
+        return {"connect_timeout": CONNECT_TIMEOUT_S, "read_timeout": CONNECT_TIMEOUT_S,
+                "write_timeout": READ_TIMEOUT_S}
     return {}
 
 
-def _engine(url: Any, timeout_ms: int = STATEMENT_TIMEOUT_MS):
-    """An engine whose every connection is read-only with a statement timeout (see :func:`session_guards`)."""
+def _engine(url: Any, timeout_ms: int = STATEMENT_TIMEOUT_MS, silence_s: float | None = None):
+    """An engine whose every connection is read-only with a statement timeout (see :func:`session_guards`),
+    watched by a :class:`~dbrouter.sources.watchdog.Watchdog`: ``silence_s`` without a statement
+    finishing ends its connections (close both with :func:`dispose`)."""
     from sqlalchemy import create_engine, event
     from sqlalchemy.pool import NullPool
+
+    from dbrouter.sources.watchdog import watch_engine
 
     # one connection per read, closed with the engine
     engine = create_engine(url, poolclass=NullPool, connect_args=_connect_args(url))
     guards = session_guards(engine.dialect.name, timeout_ms)
+    engine.dbrouter_watchdog = watch_engine(engine, READ_TIMEOUT_S if silence_s is None else silence_s)
 
     @event.listens_for(engine, "connect")
     def _guard(dbapi_con, _record):  # read-only session and statement timeout, before any query
+        if hasattr(dbapi_con, "_read_timeout"):  # pymysql: the handshake had the connect timeout
+            dbapi_con._read_timeout = READ_TIMEOUT_S
         cur = dbapi_con.cursor()
         for sql in guards:
             cur.execute(sql)
@@ -324,6 +334,16 @@ def _engine(url: Any, timeout_ms: int = STATEMENT_TIMEOUT_MS):
             dbapi_con.commit()
 
     return engine
+
+
+def dispose(engine) -> bool:
+    """Close ``engine`` and its watchdog; returns whether the watchdog ended a silent connection."""
+    engine.dispose()
+    dog = getattr(engine, "dbrouter_watchdog", None)
+    if dog is None:
+        return False
+    dog.close()
+    return dog.fired
 
 
 def _read_database(url: Any, spec: ServerSource, db_id: str, shown: str, n_samples: int, chars: int,
@@ -362,8 +382,13 @@ def _read_database(url: Any, spec: ServerSource, db_id: str, shown: str, n_sampl
             if not snap.tables:
                 raise SourceError(db_id, _no_tables(shown, database, schemas, known, spec))
             return [snap]
+    except Exception:
+        if getattr(getattr(engine, "dbrouter_watchdog", None), "fired", False):
+            raise SourceError(db_id, f"{shown} stopped answering: nothing came back for {READ_TIMEOUT_S:.0f} s, "
+                              "so the connection was closed (check the server and the network)") from None
+        raise
     finally:
-        engine.dispose()
+        dispose(engine)
 
 
 def _home_schema(insp, schemas: list[str], default: str | None) -> str | None:

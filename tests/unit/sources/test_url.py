@@ -125,3 +125,89 @@ def test_missing_driver_says_what_to_install():
     snaps, issues = read_server(ServerSource(url="mssql+pyodbc://u@h/db", env={}), 3, 60)
     assert snaps == [] and len(issues) == 1
     assert "No module named 'pyodbc'" in issues[0].message and "pip install" in issues[0].message
+
+
+def _silent_server(speak_first: bool):
+    """A loopback listener that, with ``speak_first``, completes a PostgreSQL handshake (no password)
+    and then never answers again; without it, never says anything (a MySQL client waits for the
+    server's greeting). Returns (port, stop)."""
+    import socket
+    import struct
+    import threading
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+    held, stop = [], threading.Event()
+
+    def serve():
+        listener.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                continue
+            held.append(conn)
+            if not speak_first:
+                continue
+            conn.settimeout(5)
+            while True:  # SSL/GSS requests get 'N', then the startup message
+                size, code = struct.unpack("!ii", conn.recv(8, socket.MSG_WAITALL))
+                if code in (80877103, 80877104):
+                    conn.sendall(b"N")
+                    continue
+                conn.recv(size - 8, socket.MSG_WAITALL)
+                break
+            conn.sendall(b"R" + struct.pack("!ii", 8, 0) + b"Z" + struct.pack("!i", 5) + b"I")
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+
+    def close():
+        stop.set()
+        thread.join(5)
+        for conn in held:
+            conn.close()
+        listener.close()
+
+    return listener.getsockname()[1], close
+
+
+def test_a_server_that_goes_silent_after_the_handshake_is_cut_off(monkeypatch):
+    """Hardening review: a PostgreSQL server that completed the handshake and then went silent hung
+    ingest past the documented 120 s (socket options need a server that answers): the watchdog
+    closes the connection when no statement has finished for READ_TIMEOUT_S."""
+    import time
+
+    import dbrouter.sources.url as url_mod
+
+    monkeypatch.setattr(url_mod, "READ_TIMEOUT_S", 1.5)
+    port, close = _silent_server(speak_first=True)
+    try:
+        started = time.monotonic()
+        snaps, issues = read_server(ServerSource(url=f"postgresql+psycopg://u@127.0.0.1:{port}/db", id="quiet"), 0, 0)
+        elapsed = time.monotonic() - started
+    finally:
+        close()
+    assert snaps == [] and len(issues) == 1 and "stopped answering" in issues[0].message, issues
+    assert elapsed < 10
+
+
+def test_a_mysql_listener_that_never_speaks_fails_after_the_connect_timeout(monkeypatch):
+    """Hardening review: a MySQL listener that never sent its greeting took 120 s (the documented
+    connect timeout is 10 s): the handshake now reads with the connect timeout."""
+    import time
+
+    pytest.importorskip("pymysql")
+    import dbrouter.sources.url as url_mod
+
+    monkeypatch.setattr(url_mod, "CONNECT_TIMEOUT_S", 1)
+    port, close = _silent_server(speak_first=False)
+    try:
+        started = time.monotonic()
+        snaps, issues = read_server(ServerSource(url=f"mysql+pymysql://u@127.0.0.1:{port}/db", id="mute"), 0, 0)
+        elapsed = time.monotonic() - started
+    finally:
+        close()
+    assert snaps == [] and len(issues) == 1 and issues[0].severity == "error", issues
+    assert elapsed < 8
