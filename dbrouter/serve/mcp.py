@@ -536,8 +536,17 @@ def run(config: McpConfig, llm=None, log=None) -> None:
         import anyio
         import uvicorn
 
-        app = server.streamable_http_app(host=config.host)
-        if config.password or config.policy is not None:
+        from dbrouter.serve.mcp_sessions import (
+            MAX_SESSIONS,
+            SESSION_IDLE_SECONDS,
+            caller_of_scope,
+            session_limits,
+        )
+
+        app = server.streamable_http_app(host=config.host, session_idle_timeout=SESSION_IDLE_SECONDS,
+                                         max_sessions=MAX_SESSIONS)
+        app = session_limits(app, lambda scope: caller_of_scope(scope, basic_credentials))
+        if config.password or config.policy is not None:  # outermost: a caller is counted once authenticated
             app = auth_guard(app, config.password, config.policy)
         if log:
             auth = ("the policy's users (HTTP Basic)" if config.policy else "password required" if config.password

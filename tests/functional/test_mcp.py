@@ -177,3 +177,29 @@ def test_ask_waiting_for_the_llm_does_not_hold_up_other_calls(built_kb, tmp_path
     assert routed["best"] and asking.is_alive() is False
     assert routed_after < 4, routed_after  # answered before the LLM's 4 s reply
     assert answers and answers[0]["status"] == "ok" and answers[0]["rows"] == [[8]]
+
+
+def test_one_caller_cannot_fill_the_servers_sessions(http_server):
+    """Hardening review: MCP over HTTP accepted 10,000 sessions from one client in 25 s (about 680
+    MiB) and then refused every new client. One caller now holds at most MAX_SESSIONS_PER_CALLER
+    live sessions (HTTP 429 past it); ending one (DELETE) frees its place."""
+    import httpx2
+
+    from dbrouter.serve.mcp_sessions import MAX_SESSIONS_PER_CALLER
+
+    headers = {"Authorization": "Bearer s3cret", "Accept": "application/json, text/event-stream",
+               "Content-Type": "application/json"}
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                       "clientInfo": {"name": "loop", "version": "0"}}}
+    opened = []
+    for _ in range(MAX_SESSIONS_PER_CALLER):
+        reply = httpx2.post(http_server, json=init, headers=headers, timeout=30)
+        assert reply.status_code == 200, reply.text
+        opened.append(reply.headers["mcp-session-id"])
+    over = httpx2.post(http_server, json=init, headers=headers, timeout=30)
+    assert over.status_code == 429 and "open sessions" in over.text
+    ended = httpx2.delete(http_server, headers={**headers, "mcp-session-id": opened[0]}, timeout=30)
+    assert ended.status_code in (200, 204), ended.text
+    again = httpx2.post(http_server, json=init, headers=headers, timeout=30)
+    assert again.status_code == 200, again.text
