@@ -214,7 +214,7 @@ def test_serve_logs_each_user_in_with_their_own_password_and_scope(built_kb, pol
             for sql in ("select * from kb_databases", "select db_id from kb_allowed_databases, kb_databases",
                         "select * from dbrouter_raw.databases", "select * from pg_catalog.pg_tables",
                         "with x as (select * from kb_examples) select * from x"):
-                with pytest.raises(psycopg.Error, match="permission denied"):
+                with pytest.raises(psycopg.Error, match="permission denied|not served to a restricted user"):
                     con.execute(sql)
             # the hardening review's attacks, over the real client: a CTE shadowing a name in a nested
             # scope, SQL in a string, storage statistics naming hidden tables' values
@@ -225,7 +225,7 @@ def test_serve_logs_each_user_in_with_their_own_password_and_scope(built_kb, pol
                         "'select db_id from kb_databases'))",
                         "select * from pragma_storage_info('dbrouter_raw.tables')",
                         "select table_name, estimated_size from duckdb_tables()"):
-                with pytest.raises(psycopg.Error, match="permission denied|not served") as refused:
+                with pytest.raises(psycopg.Error, match="permission denied|not served|SQL written in a string") as refused:
                     con.execute(sql)
                 assert _leaks(str(refused.value)) == [], sql
             own = {r[0] for r in con.execute("select db_id from kb_allowed_databases").fetchall()}

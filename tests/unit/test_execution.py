@@ -438,7 +438,8 @@ def test_postgres_sql_calls_only_built_in_read_only_functions(sql):
     """Hardening review: ts_stat/ts_rewrite run SQL written in a string on the server (with
     pg_read_file inside); functions outside a known read-only set are now refused, not only a list
     of dangerous ones (the endpoint's own check passes them to its DuckDB allow-list)."""
-    with pytest.raises(UnsafeSQL, match="built-in read-only functions"):
+    with pytest.raises(UnsafeSQL, match="built-in read-only functions|SQL written in a string"):
         check_read_only(sql, "postgres")
-    check_read_only(sql, "postgres", source=False)
+    if "my_fn" in sql:  # the endpoint checks functions against the KB's catalog instead
+        check_read_only(sql, "postgres", source=False)
     assert check_read_only("SELECT age(d), string_agg(x, ','), jsonb_array_length(j) FROM t", "postgres")
