@@ -545,6 +545,46 @@ def _param(raw: bytes | None, fmt: int, oid: int):
     raise QueryRefused(f"binary parameters of type OID {oid} are not supported: send it as text", "0A000")
 
 
+class _ReplyWriter:
+    """The connection's writer after authentication: every write of one reply (from the first byte
+    written after the client's last message to the next message read) shares one deadline, so a
+    client reading slowly cannot hold its session past the send timeout a little at a time (the
+    kernel's per-send timeout let one do so for about 250 s)."""
+
+    def __init__(self, sock: socket.socket, seconds: float) -> None:
+        self.sock = sock
+        self.seconds = seconds
+        self.deadline: float | None = None
+
+    def new_message(self) -> None:
+        """The client sent a message: the next reply gets a deadline of its own."""
+        self.deadline = None
+
+    def write(self, data) -> int:
+        now = time.monotonic()
+        if self.deadline is None:
+            self.deadline = now + self.seconds
+        left = self.deadline - now
+        if left <= 0:
+            raise TimeoutError(f"the client did not read the reply within {self.seconds:g} s")
+        self.sock.settimeout(left)
+        try:
+            self.sock.sendall(data)
+        finally:
+            with contextlib.suppress(OSError):
+                self.sock.settimeout(None)
+        return len(data)
+
+    closed = False  # socketserver's finish() asks, then flushes and closes
+
+    def flush(self) -> None:
+        """Nothing is buffered."""
+
+    def close(self) -> None:
+        """The socket is closed by the server."""
+        self.closed = True
+
+
 class _BoundedBuffer(BVBuffer):
     """buenavista's reader with a cap on each message: :data:`MAX_STARTUP_BYTES` until the client is
     authenticated (PostgreSQL's own startup limit), :data:`MAX_MESSAGE_BYTES` after; a longer
@@ -553,6 +593,12 @@ class _BoundedBuffer(BVBuffer):
     def __init__(self, stream, handler: KBHandler) -> None:
         super().__init__(stream)
         self.handler = handler
+        self.writer: _ReplyWriter | None = None  # told of each message read, after authentication
+
+    def read_byte(self) -> bytes:
+        if self.writer is not None:  # a message type: the client read our reply and speaks again
+            self.writer.new_message()
+        return super().read_byte()
 
     def read_bytes(self, n) -> bytes:
         cap = MAX_MESSAGE_BYTES if self.handler.authenticated else MAX_STARTUP_BYTES
@@ -631,8 +677,8 @@ class KBHandler(BuenaVistaHandler):
 
     def handle_post_auth(self, ctx) -> None:
         """Authenticated (at startup without a password, or after it): reads wait for the client as
-        long as it likes; a reply it stops reading fails after the send timeout (the kernel's
-        SO_SNDTIMEO) and ends the session."""
+        long as it likes; a reply must be sent whole within the send timeout (:class:`_ReplyWriter`),
+        or the session ends."""
         server = self.server
         assert isinstance(server, KBServer)
         self.authenticated = True
@@ -642,9 +688,9 @@ class KBHandler(BuenaVistaHandler):
             ctx.session.access = server.config.policy.users[ctx.params["user"]]
         super().handle_post_auth(ctx)
         self.request.settimeout(None)
-        seconds = server.config.send_timeout
-        self.request.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO,
-                                struct.pack("ll", int(seconds), int((seconds % 1) * 1e6)))
+        self.wfile = _ReplyWriter(self.request, server.config.send_timeout)
+        if isinstance(self.r, _BoundedBuffer):
+            self.r.writer = self.wfile
 
     def send_error(self, exception, ctx=None) -> None:
         """ErrorResponse with severity, SQLSTATE and message (libpq prints ``ERROR:  message``)."""

@@ -685,3 +685,36 @@ def test_a_session_holds_a_bounded_number_of_cursors(served):
         with pytest.raises(psycopg.Error, match="open cursors"):
             con.execute("declare one_more cursor for select 1")
         con.rollback()
+
+
+def test_a_client_reading_slowly_cannot_hold_a_reply_past_the_send_timeout(built_kb, tmp_path):
+    """Hardening review: a client reading a little at a time kept its session for about 250 s (the
+    documented send timeout was 60 s: the kernel's timeout was per send). One reply now has one
+    deadline."""
+    import struct
+
+    from dbrouter.serve.server import ServeConfig, start_in_thread, stop
+
+    warehouse = tmp_path / "kb.duckdb"
+    shutil.copyfile(built_kb["warehouse"], warehouse)
+    server, _ = start_in_thread(ServeConfig(warehouse, "127.0.0.1", 0, None, send_timeout=2.0))
+    try:
+        sock, _ = _startup(server.server_address[1])
+        sql = b"select repeat('x', 1000) from range(100000)\x00"  # ~100 MB, read at ~300 KB/s
+        sock.sendall(b"Q" + struct.pack("!i", len(sql) + 4) + sql)
+        sock.settimeout(60)
+        assert sock.recv(65_536)  # the reply has begun (the result is made first)
+        started, ended = time.monotonic(), False
+        while time.monotonic() - started < 30:
+            try:
+                if not sock.recv(65_536):
+                    ended = True
+                    break
+            except OSError:
+                ended = True
+                break
+            time.sleep(0.2)
+        assert ended and time.monotonic() - started < 15, "a slow reader held its reply past the send timeout"
+        sock.close()
+    finally:
+        stop(server)
