@@ -20,6 +20,7 @@ import json
 import os
 import re
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
@@ -89,12 +90,49 @@ def _cut(text: str | None) -> str | None:
     return text if text is None or len(text) <= MAX_TEXT else text[:MAX_TEXT] + "..."
 
 
-def append(path: Path | None, entry: LogEntry) -> bool:
+CLIENT_BUDGET_BYTES = 8 * 2**20
+"""What one client (an address of `dbrouter serve`, a caller of `dbrouter mcp`) may add to the journal
+in :data:`CLIENT_BUDGET_SECONDS`: one client filled the 256 MiB cap in 4 minutes and silenced
+everyone's log."""
+CLIENT_BUDGET_SECONDS = 3600.0
+
+
+class ClientBudget:
+    """Bytes each client may append per hour (:data:`CLIENT_BUDGET_BYTES`); over it, its entries are
+    dropped (one warning per client and hour) and the others' still written."""
+
+    def __init__(self, limit: int = CLIENT_BUDGET_BYTES, window: float = CLIENT_BUDGET_SECONDS) -> None:
+        self.limit, self.window = limit, window
+        self._used: dict[str, tuple[float, int]] = {}
+        self._lock = threading.Lock()
+
+    def take(self, client: str, size: int) -> bool:
+        """Count ``size`` bytes of ``client``'s; False (nothing counted) when over its budget."""
+        now = time.monotonic()
+        with self._lock:
+            start, used = self._used.get(client, (now, 0))
+            if now - start > self.window:
+                start, used = now, 0
+            if used + size > self.limit:
+                if used <= self.limit:
+                    print(f"dbrouter: the query log drops {client}'s entries for up to an hour: it wrote "
+                          f"{used >> 20} MiB in this hour, the limit per client", file=sys.stderr)
+                    self._used[client] = (start, self.limit + 1)
+                return False
+            if len(self._used) >= 100_000 and client not in self._used:
+                self._used.pop(next(iter(self._used)))
+            self._used[client] = (start, used + size)
+            return True
+
+
+def append(path: Path | None, entry: LogEntry, budget: ClientBudget | None = None, client: str = "") -> bool:
     """Append one entry; a log that cannot be written never fails the call it records.
 
     Args:
         path: from :func:`log_path` (None: logging is off).
         entry: the entry.
+        budget: the journal budget of each client (None: not limited; the CLI's own calls).
+        client: who made the call (an address, a user), counted against ``budget``.
 
     Returns:
         Whether it was written.
@@ -103,6 +141,8 @@ def append(path: Path | None, entry: LogEntry) -> bool:
         return False
     entry.question, entry.sql, entry.error = _cut(entry.question), _cut(entry.sql), _cut(entry.error)
     line = (json.dumps(asdict(entry), default=str) + "\n").encode()
+    if budget is not None and not budget.take(client, len(line)):
+        return False
     try:
         if path.is_file() and path.stat().st_size > MAX_LOG_BYTES:
             _warn_once(path, f"the query log {path} is over {MAX_LOG_BYTES >> 20} MiB and no longer appended to: "

@@ -34,7 +34,7 @@ from typing import Any
 from mcp.server.mcpserver import Context  # the tools' annotation: resolved from this module's globals
 
 from dbrouter.errors import DbrouterError
-from dbrouter.feedback.log import LogEntry, append, log_path
+from dbrouter.feedback.log import ClientBudget, LogEntry, append, log_path
 from dbrouter.serve.access import (
     NO_ACCESSIBLE_DATABASE,
     AccessError,
@@ -110,6 +110,7 @@ class Tools:
         self.policy = policy
         self.user = user
         self.log = log_path(warehouse) if log else None
+        self.log_budget = ClientBudget()  # what each caller may add to the log per hour
         self._lock = threading.Lock()  # one call at a time: a warehouse connection is not shared across threads
 
     @contextlib.contextmanager
@@ -172,7 +173,7 @@ class Tools:
             return out
         finally:
             entry.seconds = round(time.perf_counter() - started, 4)
-            append(self.log, entry)
+            append(self.log, entry, self.log_budget, entry.user or "")
 
     def list_databases(self, caller: UserAccess | None = None) -> list[dict[str, Any]]:
         """Every database: ``db_id``, description, source type, tables, columns, examples, statements."""

@@ -49,6 +49,7 @@ from buenavista.core import Connection, Session
 from buenavista.postgres import BuenaVistaHandler, BuenaVistaServer, BVBuffer, ServerResponse
 
 from dbrouter.errors import DbrouterError
+from dbrouter.feedback.log import ClientBudget
 from dbrouter.kb.connect import connect, route_path_ddl
 from dbrouter.serve import (
     AUTH_FAILURE_DELAY,
@@ -192,6 +193,7 @@ class KnowledgeBase:
         self.timeout = timeout
         self.max_rows = max_rows
         self.query_log = query_log  # where the sessions' routing calls are logged (None: not logged)
+        self.log_budget = ClientBudget()  # what each client address may add to the log per hour
         self.reopened = 0
         self._cond = threading.Condition()
         self._opening = threading.Lock()  # one reopen at a time; queries do not wait for it
@@ -545,13 +547,14 @@ def _param(raw: bytes | None, fmt: int, oid: int):
     raise QueryRefused(f"binary parameters of type OID {oid} are not supported: send it as text", "0A000")
 
 
-class _ReplyWriter:
+class _ReplyWriter(io.BufferedIOBase):
     """The connection's writer after authentication: every write of one reply (from the first byte
     written after the client's last message to the next message read) shares one deadline, so a
     client reading slowly cannot hold its session past the send timeout a little at a time (the
     kernel's per-send timeout let one do so for about 250 s)."""
 
     def __init__(self, sock: socket.socket, seconds: float) -> None:
+        super().__init__()
         self.sock = sock
         self.seconds = seconds
         self.deadline: float | None = None
@@ -560,7 +563,10 @@ class _ReplyWriter:
         """The client sent a message: the next reply gets a deadline of its own."""
         self.deadline = None
 
-    def write(self, data) -> int:
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data, /) -> int:
         now = time.monotonic()
         if self.deadline is None:
             self.deadline = now + self.seconds
@@ -575,14 +581,8 @@ class _ReplyWriter:
                 self.sock.settimeout(None)
         return len(data)
 
-    closed = False  # socketserver's finish() asks, then flushes and closes
-
     def flush(self) -> None:
         """Nothing is buffered."""
-
-    def close(self) -> None:
-        """The socket is closed by the server."""
-        self.closed = True
 
 
 class _BoundedBuffer(BVBuffer):
@@ -684,6 +684,7 @@ class KBHandler(BuenaVistaHandler):
         self.authenticated = True
         self._deadline.cancel()
         ctx.session.user = ctx.params.get("user")
+        ctx.session.address = self.client_address[0] if isinstance(self.client_address, tuple) else None
         if server.config.policy is not None:  # authenticated as this user: the session sees its databases
             ctx.session.access = server.config.policy.users[ctx.params["user"]]
         super().handle_post_auth(ctx)

@@ -142,6 +142,7 @@ class KBSession(Session):
         self.access: Any = None  # the user's UserAccess under an access policy (serve --access)
         self.user: str | None = None  # the user name the client logged in as (the policy's, under one)
         self.calls: tuple[str, ...] = ()  # the entry points the last statement called (DuckDB's parse)
+        self.address: str | None = None  # the client's address (its query-log budget)
 
     def cursor(self):
         return None
@@ -176,7 +177,7 @@ class KBSession(Session):
             return
         entry = from_sql_call(sql, params, table, error, time.perf_counter() - started, self.user)
         if entry is not None:
-            append(self.kb.query_log, entry)
+            append(self.kb.query_log, entry, self.kb.log_budget, self.address or self.user or "")
 
     def _run(self, sql: str, params):
         import duckdb

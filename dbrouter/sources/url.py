@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import re
 import urllib.parse
+import weakref
 from collections.abc import Callable, Iterable, Mapping
 from fnmatch import fnmatchcase
 from pathlib import Path
@@ -308,6 +309,10 @@ def _connect_args(url: Any) -> dict[str, Any]:
     return {}
 
 
+_WATCHDOGS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+"""Each open engine's watchdog (closed by :func:`dispose`)."""
+
+
 def _engine(url: Any, timeout_ms: int = STATEMENT_TIMEOUT_MS, silence_s: float | None = None):
     """An engine whose every connection is read-only with a statement timeout (see :func:`session_guards`),
     watched by a :class:`~dbrouter.sources.watchdog.Watchdog`: ``silence_s`` without a statement
@@ -320,7 +325,7 @@ def _engine(url: Any, timeout_ms: int = STATEMENT_TIMEOUT_MS, silence_s: float |
     # one connection per read, closed with the engine
     engine = create_engine(url, poolclass=NullPool, connect_args=_connect_args(url))
     guards = session_guards(engine.dialect.name, timeout_ms)
-    engine.dbrouter_watchdog = watch_engine(engine, READ_TIMEOUT_S if silence_s is None else silence_s)
+    _WATCHDOGS[engine] = watch_engine(engine, READ_TIMEOUT_S if silence_s is None else silence_s)
 
     @event.listens_for(engine, "connect")
     def _guard(dbapi_con, _record):  # read-only session and statement timeout, before any query
@@ -339,7 +344,7 @@ def _engine(url: Any, timeout_ms: int = STATEMENT_TIMEOUT_MS, silence_s: float |
 def dispose(engine) -> bool:
     """Close ``engine`` and its watchdog; returns whether the watchdog ended a silent connection."""
     engine.dispose()
-    dog = getattr(engine, "dbrouter_watchdog", None)
+    dog = _WATCHDOGS.pop(engine, None)
     if dog is None:
         return False
     dog.close()
@@ -383,7 +388,7 @@ def _read_database(url: Any, spec: ServerSource, db_id: str, shown: str, n_sampl
                 raise SourceError(db_id, _no_tables(shown, database, schemas, known, spec))
             return [snap]
     except Exception:
-        if getattr(getattr(engine, "dbrouter_watchdog", None), "fired", False):
+        if getattr(_WATCHDOGS.get(engine), "fired", False):
             raise SourceError(db_id, f"{shown} stopped answering: nothing came back for {READ_TIMEOUT_S:.0f} s, "
                               "so the connection was closed (check the server and the network)") from None
         raise

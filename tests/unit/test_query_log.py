@@ -147,3 +147,18 @@ def test_the_text_report_shows_a_clients_control_characters_escaped(tmp_path):
     assert "\x1b" not in text and "fake line" in text
     assert not any(line.lstrip().startswith("999999") for line in text.splitlines())
     assert "\\x1b[2J" in text
+
+
+def test_one_client_cannot_fill_everyones_journal(tmp_path, capsys):
+    """Hardening review: one serve client filled the journal's 256 MiB cap in 4 minutes and silenced
+    everyone's log. Each client has a budget per hour; over it only its own entries are dropped."""
+    from dbrouter.feedback.log import ClientBudget
+
+    log = tmp_path / "q.jsonl"
+    budget = ClientBudget(limit=20_000)
+    entry = lambda q: from_sql_call("select route_query($1)", [q], pa.table({"r": ["a"]}), None, 0.1, "u")  # noqa: E731
+    written = sum(append(log, entry("x" * 3000), budget, "10.0.0.9") for _ in range(100))
+    assert 3 <= written < 10
+    assert append(log, entry("an honest question"), budget, "127.0.0.1")
+    assert "drops 10.0.0.9's entries" in capsys.readouterr().err
+    assert [e.question for e in read(log)][-1] == "an honest question"
