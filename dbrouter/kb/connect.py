@@ -11,7 +11,7 @@ from python_udfs.plugin import register_udfs
 
 
 def connect(path: str | Path, read_only: bool = True, embedder: str | None = None, route_path: str = "udf",
-            max_texts: int | None = None):
+            max_texts: int | None = None, config: dict | None = None):
     """Open a DuckDB warehouse built by ``dbrouter build`` and register the UDFs.
 
     The knowledge base records which embedder made its vectors; that is the embedder this
@@ -31,6 +31,8 @@ def connect(path: str | Path, read_only: bool = True, embedder: str | None = Non
             BENCHMARKS.md) or ``sql`` (what a plain DuckDB client gets).
         max_texts: the most distinct texts one call of ``embed``/``embed_phrase`` takes (see
             :func:`python_udfs.plugin.register_udfs`); None: no limit.
+        config: DuckDB settings given at opening (they hold for every cursor, unlike ``SET`` of
+            a connection-local setting); None: DuckDB's defaults.
 
     Returns:
         A ``duckdb.DuckDBPyConnection`` on which ``route_query`` & co. work.
@@ -50,7 +52,7 @@ def connect(path: str | Path, read_only: bool = True, embedder: str | None = Non
     if not path.is_file():
         raise WarehouseError(f"warehouse {path} not found: run `dbrouter build --sources ... --warehouse {path}` first")
     try:
-        con = duckdb.connect(str(path), read_only=read_only)
+        con = duckdb.connect(str(path), read_only=read_only, config=config or {})
     except duckdb.IOException as exc:
         if "lock" not in str(exc).lower():  # e.g. "not a valid DuckDB database file"
             raise WarehouseError(f"cannot open {path} as a DuckDB warehouse: {exc}. Point --warehouse at the "

@@ -202,10 +202,11 @@ class KnowledgeBase:
         self._current: _Generation | None = self._open(0, self.path, _file_identity(self.path))
 
     def _open(self, number: int, path: Path, identity) -> _Generation:
-        con = connect(path, max_texts=MAX_EMBED_TEXTS)
+        # a table name never resolves to a Python object, on any session's cursor (a local setting:
+        # given at opening, as SET on the connection does not reach its cursors)
+        con = connect(path, max_texts=MAX_EMBED_TEXTS, config={"python_enable_replacements": False})
         try:
             con.execute("SET enable_external_access=false")
-            con.execute("SET python_enable_replacements=false")  # a name never resolves to a Python object
             con.execute(f"SET memory_limit='{MEMORY_LIMIT}'")  # all sessions together: over it a query fails
             con.execute(f"SET max_temp_directory_size='{TEMP_LIMIT}'")
             con.execute("SET lock_configuration=true")

@@ -718,3 +718,15 @@ def test_a_client_reading_slowly_cannot_hold_a_reply_past_the_send_timeout(built
         sock.close()
     finally:
         stop(server)
+
+
+def test_queries_share_a_memory_limit_and_a_bounded_spill(served):
+    """Hardening review: no memory cap in serve (`count(distinct range)` over 150M rows took 5 GB;
+    DuckDB's default is 80% of RAM and spill to 90% of the disk). The endpoint's connection has
+    both bounds, locked, and no Python object can be read as a table."""
+    assert psql(served["port"], "set memory_limit='20GB'").stdout.strip() == "SET"  # a client probe: not run
+    with served["server"].kb.cursor() as cur:
+        memory, spill, replacements = cur.execute(
+            "select current_setting('memory_limit'), current_setting('max_temp_directory_size'), "
+            "current_setting('python_enable_replacements')").fetchall()[0]
+    assert memory == "3.7 GiB" and spill == "1.8 GiB" and replacements is False
