@@ -340,7 +340,8 @@ _SQL_CALL = re.compile(r"\b((?:route_query|route_shortlist|route_phrase_mappings
 _LITERAL = re.compile(r"'(?:[^']|'')*'")
 
 
-def from_sql_call(sql: str, params, table, error: str | None, seconds: float, user: str | None) -> LogEntry | None:
+def from_sql_call(sql: str, params, table, error: str | None, seconds: float, user: str | None,
+                  function: str | None = None, question: str | None = None) -> LogEntry | None:
     """The log entry of one statement a SQL client ran through ``dbrouter serve``, if it routed.
 
     Statements that call no routing or retrieval function (catalog probes of BI tools, plain reads)
@@ -355,16 +356,21 @@ def from_sql_call(sql: str, params, table, error: str | None, seconds: float, us
         error: the error message when it failed.
         seconds: wall time.
         user: the session's user.
+        function: the entry point called, as the engine's parse found it (`dbrouter serve`); None:
+            found in the text.
+        question: its question, from the same parse (with ``function``).
 
     Returns:
         The entry, or None for a statement that routed nothing.
     """
-    literals = [m.span() for m in _LITERAL.finditer(sql)]
-    match = next((m for m in _SQL_CALL.finditer(sql) if not any(a <= m.start() < b for a, b in literals)), None)
-    if match is None:
-        return None
-    function = re.sub(r"_(udf|sql)$", "", match.group(1).lower())  # route_query_json_sql: route_query_json
-    question = match.group(2).replace("''", "'") if match.group(2) is not None else None
+    if function is None:
+        literals = [m.span() for m in _LITERAL.finditer(sql)]
+        match = next((m for m in _SQL_CALL.finditer(sql) if not any(a <= m.start() < b for a, b in literals)), None)
+        if match is None:
+            return None
+        function = match.group(1)
+        question = match.group(2).replace("''", "'") if match.group(2) is not None else None
+    function = re.sub(r"_(udf|sql)$", "", function.lower())  # route_query_json_sql: route_query_json
     if question is None and params:
         first = next(iter(params.values() if isinstance(params, dict) else params), None)
         question = first if isinstance(first, str) else None

@@ -39,6 +39,7 @@ from dbrouter.serve.access import (
     NO_ACCESSIBLE_DATABASE,
     AccessError,
     AccessPolicy,
+    LoginThrottle,
     UserAccess,
     check_scopable,
     restrict,
@@ -488,7 +489,12 @@ def auth_guard(app, password: str | None = None, policy: AccessPolicy | None = N
     Returns:
         The guarded application.
     """
+    import anyio
+
+    from dbrouter.serve import AUTH_FAILURE_DELAY, AUTH_FAILURES
+
     expected = f"Bearer {password}".encode() if password else None
+    logins = LoginThrottle(AUTH_FAILURES)
 
     def allowed(header: bytes) -> bool:
         if policy is not None:
@@ -500,7 +506,16 @@ def auth_guard(app, password: str | None = None, policy: AccessPolicy | None = N
         return expected is not None and hmac.compare_digest(header, expected)
 
     async def guarded(scope, receive, send):
+        address = (scope.get("client") or ("?", 0))[0]
+        if scope["type"] == "http" and logins.blocked(address):
+            await send({"type": "http.response.start", "status": 429,
+                        "headers": [(b"content-type", b"text/plain"), (b"retry-after", b"60")]})
+            await send({"type": "http.response.body", "body": b"dbrouter mcp: too many failed logins from this "
+                        b"address: try again in a minute"})
+            return
         if scope["type"] == "http" and not allowed(dict(scope.get("headers") or []).get(b"authorization", b"")):
+            logins.failed(address)
+            await anyio.sleep(AUTH_FAILURE_DELAY)
             await send({"type": "http.response.start", "status": 401,
                         "headers": [(b"content-type", b"text/plain"),
                                     (b"www-authenticate", b"Basic" if policy is not None else b"Bearer")]})

@@ -66,7 +66,7 @@ from dbrouter.serve import (
     STARTUP_TIMEOUT,
     TEMP_LIMIT,
 )
-from dbrouter.serve.access import AccessError, AccessPolicy, check_scopable, restrict
+from dbrouter.serve.access import AccessError, AccessPolicy, LoginThrottle, check_scopable, restrict
 from dbrouter.serve.catalog import SESSION_DDL
 from dbrouter.serve.session import INTERNAL_UDFS, SERVER_VERSION, KBSession, QueryRefused
 from dbrouter.serve.statement import Allowed, StatementRefused, allowed_of, check_statement
@@ -812,26 +812,17 @@ class KBServer(BuenaVistaServer):
         self.kb = kb
         self.active = 0
         self._slots = threading.Lock()
-        self._failures: dict[str, list[float]] = {}  # address -> times of failed logins
+        self.logins = LoginThrottle(AUTH_FAILURES)  # failed logins per address
         super().__init__((config.host, config.port), KBConnection(kb), auth=auth)
         self.RequestHandlerClass = KBHandler
 
     def auth_blocked(self, address: str) -> bool:
         """True while ``address`` has :data:`AUTH_FAILURES` failed logins within the last minute."""
-        with self._slots:
-            now = time.monotonic()
-            recent = [t for t in self._failures.get(address, []) if now - t < 60]
-            self._failures[address] = recent
-            if not recent:
-                self._failures.pop(address, None)
-            return len(recent) >= AUTH_FAILURES
+        return self.logins.blocked(address)
 
     def auth_failed(self, address: str) -> None:
-        """Count a failed login of ``address`` (the table holds at most 10,000 addresses)."""
-        with self._slots:
-            if len(self._failures) >= 10_000 and address not in self._failures:
-                self._failures.pop(next(iter(self._failures)))
-            self._failures.setdefault(address, []).append(time.monotonic())
+        """Count a failed login of ``address``."""
+        self.logins.failed(address)
 
     def verify_request(self, request, client_address) -> bool:
         return self.config.allow_remote or is_loopback(client_address[0])

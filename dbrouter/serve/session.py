@@ -31,6 +31,7 @@ from dbrouter.errors import USER_ERRORS, DbrouterError
 from dbrouter.feedback.log import append, from_sql_call
 from dbrouter.serve import MAX_CURSORS, MAX_RESULT_BYTES
 from dbrouter.serve.catalog import rewrite
+from dbrouter.serve.statement import Calls
 from python_udfs.plugin import UDF_NAMES
 
 if TYPE_CHECKING:
@@ -141,7 +142,7 @@ class KBSession(Session):
         self.cursors: dict[str, list] = {}  # name -> [arrow table, next row]
         self.access: Any = None  # the user's UserAccess under an access policy (serve --access)
         self.user: str | None = None  # the user name the client logged in as (the policy's, under one)
-        self.calls: tuple[str, ...] = ()  # the entry points the last statement called (DuckDB's parse)
+        self.calls = Calls()  # the routing calls of the last statement (DuckDB's parse)
         self.address: str | None = None  # the client's address (its query-log budget)
 
     def cursor(self):
@@ -163,7 +164,7 @@ class KBSession(Session):
         """Run one checked statement on this session's cursor (see :meth:`KnowledgeBase.query`); a
         statement that calls a routing or retrieval function is logged (:func:`~dbrouter.feedback.log.from_sql_call`)."""
         started = time.perf_counter()
-        self.calls = ()
+        self.calls = Calls()
         try:
             table = self._run(sql, params)
         except QueryRefused as exc:
@@ -173,9 +174,16 @@ class KBSession(Session):
         return table
 
     def _log(self, sql: str, params, table, error: str | None, started: float) -> None:
-        if self.kb.query_log is None or not self.calls:  # logged: what DuckDB ran, not the text's spelling
+        calls = self.calls
+        if self.kb.query_log is None or not calls.entry_points:  # logged: what DuckDB ran, not the text's spelling
             return
-        entry = from_sql_call(sql, params, table, error, time.perf_counter() - started, self.user)
+        question = calls.question
+        if question is None and calls.parameter is not None and isinstance(params, (list, tuple)) \
+                and calls.parameter < len(params) and isinstance(params[calls.parameter], str):
+            question = params[calls.parameter]
+        # a ranking is read only from the call's own rows, not from columns the client made up
+        entry = from_sql_call(sql, params, table if calls.plain else None, error, time.perf_counter() - started,
+                              self.user, function=calls.entry_points[0], question=question)
         if entry is not None:
             append(self.kb.query_log, entry, self.kb.log_budget, self.address or self.user or "")
 

@@ -74,6 +74,24 @@ class Allowed:
     catalog: str = ""
 
 
+@dataclass(frozen=True)
+class Calls:
+    """The routing and retrieval calls of a statement, as DuckDB parsed it (what the query log records).
+
+    Attributes:
+        entry_points: the entry points called, in the order written.
+        question: the first call's question when it is a string constant, else None.
+        parameter: the first call's question when it is a parameter (``$2`` -> 1, ``?`` -> 0), else None.
+        plain: the result is the entry point's own rows and columns (one call in FROM, or one scalar
+            call, its columns selected as they are): a ranking read from it is dbrouter's, not the client's.
+    """
+
+    entry_points: tuple[str, ...] = ()
+    question: str | None = None
+    parameter: int | None = None
+    plain: bool = False
+
+
 @dataclass
 class _Seen:
     relations: list[tuple[str, str, str]] = field(default_factory=list)
@@ -83,6 +101,12 @@ class _Seen:
     ref_types: set[str] = field(default_factory=set)
     column_udf_calls: list[str] = field(default_factory=list)
     udf_calls: int = 0
+    entry_calls: list[dict] = field(default_factory=list)  # the entry points' FUNCTION nodes
+
+    @property
+    def first_call(self) -> dict | None:
+        """The entry point call written first (the walk's order is not the text's)."""
+        return min(self.entry_calls, key=lambda c: int(c.get("query_location") or 0), default=None)
 
 
 def allowed_of(cur, internal_udfs: frozenset[str]) -> Allowed:
@@ -130,7 +154,7 @@ def parse_tree(cur, sql: str) -> dict:
     return statements[0]
 
 
-def check_statement(cur, sql: str, allowed: Allowed, restricted: bool) -> tuple[str, ...]:
+def check_statement(cur, sql: str, allowed: Allowed, restricted: bool) -> Calls:
     """Refuse ``sql`` unless everything it names is on the endpoint's allow-list for this session.
 
     Args:
@@ -140,14 +164,15 @@ def check_statement(cur, sql: str, allowed: Allowed, restricted: bool) -> tuple[
         restricted: the session is scoped to some databases (``serve --access``).
 
     Returns:
-        The routing and retrieval entry points the statement calls, as DuckDB parsed it (what the
-        query log records; a name in a comment or a string is not a call).
+        The routing and retrieval calls, as DuckDB parsed them (:class:`Calls`: what the query log
+        records; a name in a comment or a string is not a call).
 
     Raises:
         StatementRefused: what it names is not served (the message names it and what to call instead).
     """
     seen = _Seen()
-    _walk(parse_tree(cur, sql), seen, allowed)
+    tree = parse_tree(cur, sql)
+    _walk(tree, seen, allowed)
     for name in seen.table_functions:
         if name not in allowed.table_functions:
             raise StatementRefused(f"table function {name}() is not served: call the routing and retrieval functions "
@@ -166,7 +191,44 @@ def check_statement(cur, sql: str, allowed: Allowed, restricted: bool) -> tuple[
                                "route_query_ranked)", "54000")
     if restricted:
         _check_restricted(seen, allowed)
-    return tuple(n for n in seen.functions + seen.table_functions if n in allowed.entry_points)
+    return _calls(tree, seen, allowed)
+
+
+def _calls(tree: dict, seen: _Seen, allowed: Allowed) -> Calls:
+    """What :func:`check_statement` returns: the entry points, the first call's question, whether
+    the result is the call's own (a single SELECT over one call, columns selected as they are)."""
+    names = tuple(n for n in seen.functions + seen.table_functions if n in allowed.entry_points)
+    if not names or seen.first_call is None:
+        return Calls(names)
+    arguments = seen.first_call.get("arguments") or []
+    first = (arguments[0] or {}).get("expression", arguments[0]) if arguments else {}
+    question = parameter = None
+    if first.get("class") == "CONSTANT" and (first.get("value") or {}).get("type", {}).get("id") == "VARCHAR":
+        question = (first.get("value") or {}).get("value")
+    elif first.get("class") == "CONSTANT" and (first.get("literal") or {}).get("kind") == "STRING":
+        question = first["literal"].get("text")
+    elif first.get("class") == "PARAMETER":
+        identifier = str(first.get("identifier") or "")
+        parameter = int(identifier) - 1 if identifier.isdigit() else 0
+    node = tree.get("node") or {}
+    plain = (len(names) == 1 and node.get("type") == "SELECT_NODE" and not (node.get("cte_map") or {}).get("map")
+             and not node.get("group_expressions") and _own_columns(node, seen.first_call))
+    return Calls(names, question if isinstance(question, str) else None, parameter, bool(plain))
+
+
+def _own_columns(node: dict, call: dict) -> bool:
+    """The select list is the call itself (a scalar entry point) or its columns unrenamed (a table one)."""
+    items = node.get("select_list") or []
+    source = node.get("from_table") or {}
+    if source.get("type") == "TABLE_FUNCTION" and source.get("function") is call:
+        for item in items:
+            if item.get("class") == "STAR" and not item.get("expr"):
+                continue
+            names = item.get("column_names") or []
+            if item.get("class") != "COLUMN_REF" or (item.get("alias") or names[-1]) != names[-1]:
+                return False
+        return True
+    return source.get("type") == "EMPTY" and len(items) == 1 and items[0] is call
 
 
 def _check_restricted(seen: _Seen, allowed: Allowed) -> None:
@@ -214,6 +276,7 @@ def _walk(node, seen: _Seen, allowed: Allowed) -> None:
                 seen.table_functions.append(name)
                 if name in allowed.entry_points:
                     seen.udf_calls += 1
+                    seen.entry_calls.append(function)
                 stack.append(function.get("arguments") or function.get("children") or [])
                 stack.extend(v for k, v in item.items() if k != "function")
                 continue
@@ -223,6 +286,8 @@ def _walk(node, seen: _Seen, allowed: Allowed) -> None:
                 seen.functions.append(name)
                 if name in allowed.entry_points or name in CONSTANT_ARGUMENT_UDFS:
                     seen.udf_calls += 1
+                if name in allowed.entry_points:
+                    seen.entry_calls.append(item)
                 if name in CONSTANT_ARGUMENT_UDFS and not _constant(item.get("arguments") or item.get("children")):
                     seen.column_udf_calls.append(name)
         stack.extend(item.values())

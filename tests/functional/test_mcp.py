@@ -203,3 +203,20 @@ def test_one_caller_cannot_fill_the_servers_sessions(http_server):
     assert ended.status_code in (200, 204), ended.text
     again = httpx2.post(http_server, json=init, headers=headers, timeout=30)
     assert again.status_code == 200, again.text
+
+
+def test_password_guesses_over_http_are_slowed_and_counted_per_address(http_server):
+    """Like serve's: a wrong password waits, and ten failures a minute from one address lock it out
+    (the right password included) until the minute has passed."""
+    import httpx2
+
+    from dbrouter.serve import AUTH_FAILURES
+
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+    started = time.monotonic()
+    for i in range(AUTH_FAILURES):
+        guess = httpx2.post(http_server, json=body, headers={"Authorization": f"Bearer guess{i}"}, timeout=30)
+        assert guess.status_code == 401
+    assert time.monotonic() - started >= AUTH_FAILURES * 0.4
+    locked = httpx2.post(http_server, json=body, headers={"Authorization": "Bearer s3cret"}, timeout=30)
+    assert locked.status_code == 429 and "too many failed logins" in locked.text

@@ -104,3 +104,22 @@ def test_writes_several_statements_and_too_many_udf_calls_are_refused(cur, allow
 def test_a_deep_tree_is_walked_without_recursion(cur, allowed):
     sql = "select " + "(" * 400 + "1" + ")" * 400
     check_statement(cur, sql, allowed, restricted=True)
+
+
+@pytest.mark.parametrize("sql, entry, question, plain", [
+    ("select route_query('How many?')", ("route_query",), "How many?", True),
+    ("select * from route_query_ranked($1, 3)", ("route_query_ranked",), None, True),
+    ("select rank, db_id from route_query_ranked('q') where rank = 1", ("route_query_ranked",), "q", True),
+    # the client's own columns: a ranking read from them would be the client's, not dbrouter's
+    ("select 'forged' as db_id from route_query_ranked('q', 3)", ("route_query_ranked",), "q", False),
+    ("select rank as db_id from route_query_ranked('q', 3)", ("route_query_ranked",), "q", False),
+    ("select route_query('q') as x, 'forged' as db_id", ("route_query",), "q", False),
+    # a name in a comment or a string calls nothing
+    ("select /* route_query('forged') */ 'singer' as db_id", (), None, False),
+    ("select 'route_query(''forged'')'", (), None, False),
+])
+def test_the_calls_the_query_log_records_come_from_duckdbs_parse(cur, allowed, sql, entry, question, plain):
+    calls = check_statement(cur, sql, allowed, restricted=False)
+    assert calls.entry_points == entry and calls.question == question and calls.plain == plain
+    if "$1" in sql:
+        assert calls.parameter == 0
