@@ -323,6 +323,11 @@ def run_url(target: Target, sql: str, timeout: float, row_cap: int) -> QueryResu
             cursor.close()
             cursor = raw.cursor(name="dbrouter_answer")
         cursor.execute(sql)
+        bounded = _postgres_cells_bounded(sql, cursor.description) if engine.dialect.name == "postgresql" else None
+        if bounded is not None:  # text cells cut on the server, before a giant one reaches this process
+            cursor.close()
+            cursor = raw.cursor(name="dbrouter_answer_bounded")
+            cursor.execute(bounded)
         result.columns = [d[0] for d in cursor.description or []]
         _collect(cursor, result, row_cap)
     except Exception as exc:  # noqa: BLE001 - the driver's own error types (psycopg, pymysql, ...)
@@ -344,6 +349,41 @@ def run_url(target: Target, sql: str, timeout: float, row_cap: int) -> QueryResu
             result.rows, result.total_rows, result.truncated = [], 0, False
     result.seconds = time.monotonic() - start
     return result
+
+
+SERVER_CELL_BYTES = 16 * 1024 * 1024
+"""Characters (bytes for ``bytea``) of one text cell a PostgreSQL server sends (each is up to 1 GB
+there: three took this process past 2.7 GB); the cell is then cut to :data:`CELL_CHARS_KEPT`."""
+_PG_TEXT_TYPES = {25, 1043, 1042, 142, 19}  # text, varchar, char, xml, name: read as str either way
+_PG_BYTEA = 17
+
+
+def _postgres_cells_bounded(sql: str, description) -> str | None:
+    """``sql`` wrapped so that each text and bytea cell is cut at :data:`SERVER_CELL_BYTES` on the
+    server, the other columns as they are, names and order kept (the columns are renamed by
+    position first, so duplicate names are fine); None when it has no such column.
+
+    Args:
+        sql: one checked SELECT.
+        description: its cursor's description (declared, nothing fetched).
+
+    Returns:
+        The wrapped statement, or None.
+    """
+    columns = [(d.name, d.type_code) for d in description or []]
+    if not any(oid in _PG_TEXT_TYPES or oid == _PG_BYTEA for _, oid in columns):
+        return None
+    exprs = []
+    for i, (name, oid) in enumerate(columns):
+        alias = '"' + str(name).replace('"', '""') + '"'
+        if oid in _PG_TEXT_TYPES:
+            exprs.append(f"left(dbrouter_q.c{i}::text, {SERVER_CELL_BYTES + 1}) AS {alias}")
+        elif oid == _PG_BYTEA:
+            exprs.append(f"substring(dbrouter_q.c{i} from 1 for {SERVER_CELL_BYTES + 1}) AS {alias}")
+        else:
+            exprs.append(f"dbrouter_q.c{i} AS {alias}")
+    names = ", ".join(f"c{i}" for i in range(len(columns)))
+    return f"SELECT {', '.join(exprs)} FROM ({sql}) AS dbrouter_q({names})"
 
 
 def _transaction_guards(dialect: str, schema: str | None) -> list[str]:

@@ -193,3 +193,21 @@ def test_a_failed_source_fails_the_build_and_keeps_the_previous_kb(pg_kb):
                    "--allow-partial", env=pg_kb["env"], check=False)
     assert proc.returncode == 0, proc.stderr
 
+
+
+def test_giant_text_cells_are_cut_on_the_server(pg_kb, monkeypatch):
+    """Hardening review: `ask`/`run_sql` memory was unbounded by giant cells (the 64 KiB cell cap
+    applied after the row was fetched). Text and bytea cells are now cut by PostgreSQL before they
+    are sent; other columns, names (duplicates too) and order are kept."""
+    import dbrouter.answer.runners as runners
+
+    monkeypatch.setenv("PG_ASK_PW", WRITER_PW)
+    monkeypatch.setattr(runners, "SERVER_CELL_BYTES", 1000)
+    target = Target("sales", "url", url=f"{pg_kb['url']}/sales", schema="billing", sql_dialect="postgres")
+    big = execute(target, "SELECT c.customer_id AS id, repeat(c.name, 1000000) AS s, "
+                          "decode(repeat('ab', 5000), 'hex') AS b, c.customer_id AS id FROM customer AS c ORDER BY 1 DESC")
+    assert big.ok, big.error
+    assert big.columns == ["id", "s", "b", "id"] and [r[0] for r in big.rows] == [3, 2, 1]
+    assert all(len(r[1]) == 1001 and len(r[2]) == 1001 for r in big.rows)  # cut on the server, not here
+    plain = execute(target, UNPAID)
+    assert plain.ok and plain.rows == [("Acme",), ("Globex",)]
