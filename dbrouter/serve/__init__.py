@@ -16,4 +16,8 @@ MAX_STARTUP_BYTES = 10_000  # a message's length before authentication (PostgreS
 MAX_MESSAGE_BYTES = 16 * 1024 * 1024  # a message's length after it (a statement is checked up to 200,000 chars)
 AUTH_FAILURES = 10  # failed logins from one address within a minute, then it waits out the minute
 AUTH_FAILURE_DELAY = 0.5  # seconds before a wrong password is answered
+# DuckDB settings given when the KB is opened (a SET on the connection does not reach its cursors):
+# a table name never resolves to a Python object on any session's cursor. Another connection to the
+# same file in the same process must be opened with the same settings (DuckDB's rule).
+DUCKDB_CONFIG = {"python_enable_replacements": False}
 MAX_EMBED_TEXTS = 256  # distinct texts per embed()/embed_phrase() call: embedding a table is a build's work

@@ -54,6 +54,7 @@ from dbrouter.kb.connect import connect, route_path_ddl
 from dbrouter.serve import (
     AUTH_FAILURE_DELAY,
     AUTH_FAILURES,
+    DUCKDB_CONFIG,
     MAX_CONNECTIONS,
     MAX_EMBED_TEXTS,
     MAX_MESSAGE_BYTES,
@@ -202,9 +203,7 @@ class KnowledgeBase:
         self._current: _Generation | None = self._open(0, self.path, _file_identity(self.path))
 
     def _open(self, number: int, path: Path, identity) -> _Generation:
-        # a table name never resolves to a Python object, on any session's cursor (a local setting:
-        # given at opening, as SET on the connection does not reach its cursors)
-        con = connect(path, max_texts=MAX_EMBED_TEXTS, config={"python_enable_replacements": False})
+        con = connect(path, max_texts=MAX_EMBED_TEXTS, config=dict(DUCKDB_CONFIG))
         try:
             con.execute("SET enable_external_access=false")
             con.execute(f"SET memory_limit='{MEMORY_LIMIT}'")  # all sessions together: over it a query fails

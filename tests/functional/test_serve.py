@@ -45,7 +45,10 @@ def pg(port: int, **kwargs):
 
 
 def _db_ids(warehouse) -> set[str]:
-    con = duckdb.connect(str(warehouse), read_only=True)
+    from dbrouter.serve import DUCKDB_CONFIG
+
+    # the server in this process holds the file open: DuckDB wants the same settings on every connection
+    con = duckdb.connect(str(warehouse), read_only=True, config=dict(DUCKDB_CONFIG))
     try:
         return {r[0] for r in con.execute("select db_id from kb_databases").fetchall()}
     finally:
