@@ -173,22 +173,28 @@ def _silent_server(speak_first: bool):
     return listener.getsockname()[1], close
 
 
+
+def _read_silent(driver: str, source_id: str, speak_first: bool):
+    """Ingest from a local server that goes silent; (snapshots, issues, seconds taken)."""
+    import time
+
+    port, close = _silent_server(speak_first=speak_first)
+    try:
+        started = time.monotonic()
+        snaps, issues = read_server(ServerSource(url=f"{driver}://u@127.0.0.1:{port}/db", id=source_id), 0, 0)
+        return snaps, issues, time.monotonic() - started
+    finally:
+        close()
+
 def test_a_server_that_goes_silent_after_the_handshake_is_cut_off(monkeypatch):
     """Hardening review: a PostgreSQL server that completed the handshake and then went silent hung
     ingest past the documented 120 s (socket options need a server that answers): the watchdog
     closes the connection when no statement has finished for READ_TIMEOUT_S."""
-    import time
 
     import dbrouter.sources.url as url_mod
 
     monkeypatch.setattr(url_mod, "READ_TIMEOUT_S", 1.5)
-    port, close = _silent_server(speak_first=True)
-    try:
-        started = time.monotonic()
-        snaps, issues = read_server(ServerSource(url=f"postgresql+psycopg://u@127.0.0.1:{port}/db", id="quiet"), 0, 0)
-        elapsed = time.monotonic() - started
-    finally:
-        close()
+    snaps, issues, elapsed = _read_silent("postgresql+psycopg", "quiet", speak_first=True)
     assert snaps == [] and len(issues) == 1 and "stopped answering" in issues[0].message, issues
     assert elapsed < 10
 
@@ -196,18 +202,11 @@ def test_a_server_that_goes_silent_after_the_handshake_is_cut_off(monkeypatch):
 def test_a_mysql_listener_that_never_speaks_fails_after_the_connect_timeout(monkeypatch):
     """Hardening review: a MySQL listener that never sent its greeting took 120 s (the documented
     connect timeout is 10 s): the handshake now reads with the connect timeout."""
-    import time
 
     pytest.importorskip("pymysql")
     import dbrouter.sources.url as url_mod
 
     monkeypatch.setattr(url_mod, "CONNECT_TIMEOUT_S", 1)
-    port, close = _silent_server(speak_first=False)
-    try:
-        started = time.monotonic()
-        snaps, issues = read_server(ServerSource(url=f"mysql+pymysql://u@127.0.0.1:{port}/db", id="mute"), 0, 0)
-        elapsed = time.monotonic() - started
-    finally:
-        close()
+    snaps, issues, elapsed = _read_silent("mysql+pymysql", "mute", speak_first=False)
     assert snaps == [] and len(issues) == 1 and issues[0].severity == "error", issues
     assert elapsed < 8
