@@ -43,7 +43,7 @@
 {#- Snowflake checks a function's body when it is created, so nothing is created while the marts
     they read are missing (a build of a selection): the log says so. -#}
 {% macro snowflake__create_route_functions() -%}
-{%- set missing = dbrouter.snowflake_missing_marts(['kb_document_embeddings', 'kb_routing_calibration', 'kb_column_phrases', 'kb_table_reachability', 'kb_route_tokens', 'kb_route_token_idf', 'kb_databases', 'kb_allowed_databases']) -%}
+{%- set missing = dbrouter.snowflake_missing_marts(['kb_document_embeddings', 'kb_routing_calibration', 'kb_column_phrases', 'kb_table_reachability', 'kb_route_tokens', 'kb_route_token_idf', 'kb_table_terms', 'kb_databases', 'kb_allowed_databases']) -%}
 {%- if missing -%}
   {%- do log("dbrouter: route functions not created in " ~ dbrouter.snowflake_kb_schema() ~ ": marts " ~ (missing | join(', ')) ~ " are not built (build the whole project)", info=True) -%}
 select 'route functions not created: marts missing' as dbrouter_note

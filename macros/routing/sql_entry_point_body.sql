@@ -23,7 +23,8 @@
 select shortlist_rank, db_id, round(cast(score as double), 6) as score,
     round(cast(s_schema as double), 4) as schema_score, round(cast(s_database as double), 4) as database_similarity,
     round(cast(s_table as double), 4) as table_similarity, round(cast(s_column as double), 4) as column_similarity,
-    round(cast(s_example as double), 4) as example_similarity, top_table, top_column, first_stage_rank
+    round(cast(s_example as double), 4) as example_similarity, top_table, top_column, first_stage_rank,
+    dense_rank, round(cast(s_lexical as double), 4) as lexical_score, lexical_table, lexical_rank
 from shortlist
 where shortlist_rank <= greatest(coalesce(k, 10), 1)
 order by shortlist_rank

@@ -1,15 +1,18 @@
 """The two-stage shortlist (route_shortlist_step) against an exact one-stage scan written here in
 numpy over the same vectors, on both ways the UDF path computes cosines (the vector index's
 matrix and a SQL scan): every database's score is the fused score of its database, top-3
-table, top-3 column and best example similarities. On the demo KB (10 databases, hash embedder)
-the default first stage (50) holds every database, so the ranking must be the exact one; a copy
-whose functions are rebuilt with dbrouter__first_stage_k = 2 must score its two stage-1
-databases exactly, order them first, and order the rest by the stage-1 score (column similarity
-taken to be the table similarity)."""
+table, top-3 column and best example similarities, and the ranking is the reciprocal-rank fusion
+of that dense score's order with the lexical channel's (BM25 over each table's distinct content
+words, written here from kb_columns and kb_tables with the Python tokeniser). On the demo KB (10
+databases, hash embedder) the default first stage (50) holds every database, so the ranking must
+be the exact one; a copy whose functions are rebuilt with dbrouter__first_stage_k = 2 must score
+its two stage-1 databases exactly, order them first, and order the rest by stage 1's fusion
+(column similarity taken to be the table similarity)."""
 
 from __future__ import annotations
 
 import json
+import math
 import shutil
 import subprocess
 import sys
@@ -21,6 +24,7 @@ import yaml
 
 from dbrouter.kb.connect import connect
 from dbrouter.kb.dbt_runner import project_dir, run_dbt
+from python_udfs.phrases import content_words
 
 QUESTIONS = [
     "How many singers do we have?",
@@ -71,6 +75,41 @@ def ordered(scores: dict[str, float]) -> list[str]:
     return sorted(scores, key=lambda d: (-round(scores[d], 9), d))
 
 
+def lexical_ranks(con, question: str) -> dict[str, int]:
+    """Each database's rank by its best table's BM25 score (tf = 1 over the table's distinct content
+    words), from the catalog; a database with no word of the question is not ranked."""
+    terms: dict[tuple[str, str], set[str]] = {}
+    for db, table, label, name, description in con.execute(
+            "select db_id, table_name, column_label, column_name, column_description from kb_columns").fetchall():
+        terms.setdefault((db, table), set()).update(content_words(label or name), content_words(description))
+    for db, table, label, description in con.execute(
+            "select db_id, table_name, table_label, table_description from kb_tables").fetchall():
+        terms.setdefault((db, table), set()).update(
+            content_words(f"{db} {table} {label or ''}" + (f" {description}" if description else "")))
+    var = _vars()
+    k1, b = float(var["dbrouter__lexical_k1"]), float(var["dbrouter__lexical_b"])
+    n, avg = len(terms), sum(len(t) for t in terms.values()) / len(terms)
+    df: dict[str, int] = {}
+    for t in terms.values():
+        for w in t:
+            df[w] = df.get(w, 0) + 1
+    best: dict[str, float] = {}
+    for (db, _), t in terms.items():
+        score = sum(math.log(1 + (n - df[w] + 0.5) / (df[w] + 0.5)) * (k1 + 1) / (1 + k1 * (1 - b + b * len(t) / avg))
+                    for w in set(content_words(question)) & t)
+        if score > 0:
+            best[db] = max(best.get(db, 0.0), score)
+    return {db: i for i, db in enumerate(ordered(best), 1)}
+
+
+def fused_order(dense: dict[str, float], lexical: dict[str, int], among: list[str] | None = None) -> list[str]:
+    """``among`` (default: every database) by reciprocal-rank fusion of the dense order and ``lexical``."""
+    k = float(_vars()["dbrouter__lexical_rrf_k"])
+    dense_rank = {db: i for i, db in enumerate(ordered(dense), 1)}
+    rrf = {db: 1 / (k + dense_rank[db]) + (1 / (k + lexical[db]) if db in lexical else 0) for db in dense}
+    return sorted(among or list(dense), key=lambda d: (-round(rrf[d], 12), -round(dense[d], 9), d))
+
+
 @pytest.fixture(scope="module", params=["vector index", "scan"])
 def narrow_kb(built_kb, tmp_path_factory, request) -> Path:
     """A copy of the demo KB whose route functions read the columns of stage 1's top 2 only, their
@@ -87,9 +126,13 @@ def narrow_kb(built_kb, tmp_path_factory, request) -> Path:
 def test_default_first_stage_gives_the_exact_ranking(kb_con, question):
     one, _ = exact_scores(kb_con, question)
     assert len(one) == 10
-    rows = kb_con.execute("select db_id, score, first_stage_rank from route_shortlist(?, 3)", [question]).fetchall()
-    assert [r[0] for r in rows] == ordered(one)[:3]
-    for db, score, _ in rows:
+    lexical = lexical_ranks(kb_con, question)
+    assert lexical or question != QUESTIONS[0]  # singers are in two demo databases; flights in none
+    rows = kb_con.execute("select db_id, score, first_stage_rank, lexical_rank from route_shortlist(?, 3)",
+                          [question]).fetchall()
+    assert [r[0] for r in rows] == fused_order(one, lexical)[:3]
+    assert {r[0]: r[3] for r in rows} == {r[0]: lexical.get(r[0]) for r in rows}
+    for db, score, *_ in rows:
         assert score == pytest.approx(one[db], abs=2e-6)
 
 
@@ -98,11 +141,15 @@ def test_narrow_first_stage_scores_its_candidates_exactly(narrow_kb):
     try:
         for question in QUESTIONS:
             one, first = exact_scores(con, question)
-            stage1 = ordered(first)
-            # re-rank depth 1: the column depth is first_stage_k (2); every database is returned
+            lexical = lexical_ranks(con, question)
+            stage1 = fused_order(first, lexical)
+            # re-rank depth 1: the column depth is first_stage_k (2); every database is returned.
+            # The shortlist orders stage 2's databases by the fusion of their own dense order
             rows = con.execute("select db_id, shortlist_score, evidence from route_query_ranked(?, 10, 1) "
                                "order by shortlist_rank", [question]).fetchall()
-            assert [r[0] for r in rows] == (sorted(stage1[:2], key=lambda d: (-round(one[d], 9), d)) + stage1[2:])
+            stage2 = {db: one[db] if db in stage1[:2] else first[db] for db in one}
+            want = fused_order(stage2, lexical, stage1[:2]) + fused_order(stage2, lexical, stage1[2:])
+            assert [r[0] for r in rows] == want, question
             for db, score, evidence in rows:
                 in_stage2 = db in stage1[:2]
                 assert score == pytest.approx(one[db] if in_stage2 else first[db], abs=2e-6), (question, db)
@@ -111,7 +158,7 @@ def test_narrow_first_stage_scores_its_candidates_exactly(narrow_kb):
             # depth are read and the routed ranking is the one-stage one
             ranked = [r[0] for r in con.execute("select db_id from route_query_ranked(?, 10) order by rank",
                                                 [question]).fetchall()]
-            assert sorted(ranked[:10]) == sorted(ordered(one)[:10])
+            assert sorted(ranked[:10]) == sorted(fused_order(one, lexical)[:10])
     finally:
         con.close()
 

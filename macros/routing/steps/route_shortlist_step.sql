@@ -17,13 +17,18 @@
   columns; the others follow in stage 1's order, their column similarity taken to be their table
   similarity. With first_stage_k at least the number of databases the ranking is the one-stage one.
 
-  Consumes: kb_document_embeddings or kb_static_document_embeddings, kb_routing_calibration;
+  Lexical channel: BM25 of the question's content words over each table's terms (kb_table_terms),
+  a database scored by its best table; stage 1's order and the shortlist's are the reciprocal-rank
+  fusion of the dense ranking and this one (var dbrouter__lexical_rrf_k).
+
+  Consumes: kb_document_embeddings or kb_static_document_embeddings, kb_routing_calibration, kb_table_terms;
     UDFs embed(), dbrouter_embedder() (path 'udf') or kb_static_pieces, kb_static_model (path 'sql').
   Produces CTEs (comma-separated, no leading WITH):
     q          (v, model)                                       the question's vector
     shortlist  (db_id, s_database, s_table, s_column, s_example, top_table, top_column,
                 top_example_sql, first_stage_rank, column_scored, example_votes, example_match, s_schema,
-                score, shortlist_rank, gap, trusted, abstain_floor)   every database, ranked (a database
+                score, s_lexical, lexical_table, lexical_rank, dense_rank, shortlist_rank, gap, trusted,
+                abstain_floor)   every database, ranked (a database
                 with an exact example match first, then those stage 2 scored)
     candidates (db_id, score, shortlist_rank)                   the top `depth` of shortlist
 -#}
@@ -46,6 +51,7 @@
     carries every vector through a hash table -#}
 {%- set model = 'q.model' if path == 'sql' else dbrouter.runtime_embedder() -%}
 {%- set first_k = dbrouter.get_var('dbrouter__first_stage_k') | int -%}
+{%- set content_words = 'dbrouter_sql_content_words' if path == 'sql' else 'dbrouter_content_words' -%}
 {%- if first_k < 1 -%}
   {{ exceptions.raise_compiler_error("route_shortlist_step: adapter " ~ adapter.type() ~ ", var dbrouter__first_stage_k must be >= 1, got " ~ first_k) }}
 {%- endif -%}
@@ -115,14 +121,43 @@ calibration as (
         max({{ pre }}abstain_floor) as abstain_floor
     from {{ dbrouter.kb_relation('kb_routing_calibration') }}
 ),
-first_stage as {{ mat }} (
-    select p.db_id,
-        cast(row_number() over (order by case when m.db_id is null then 0 else 1 end desc,
-            {{ dbrouter._shortlist_score(dbrouter.schema_score('p.s_database', 'p.s_table', 'p.s_table'), 'p.s_example') }} desc,
-            p.db_id) as integer) as first_stage_rank
+{#- The lexical channel (kb_table_terms): BM25 of the question's content words over each table's
+    distinct terms; a database scores by its best table, so width alone earns nothing. It ranks
+    every database beside the dense score and the two rankings are fused by reciprocal rank
+    (rrf_k): a database either channel puts near the top reaches the re-rank. -#}
+q_terms as (
+    select distinct element as term
+    from ({{ dbrouter.unnest_indexed("(select " ~ content_words ~ "(left(cast(" ~ question ~ " as varchar), " ~ maxc ~ ")) as toks)", 'toks', []) }}) as w
+),
+lexical_tables as (
+    select t.db_id, t.table_name, sum(t.weight) as bm25
+    from {{ dbrouter.kb_relation('kb_table_terms') }} as t
+    join q_terms as q on q.term = t.term
+    where {{ dbrouter.allowed_database('t.db_id') }}
+    group by t.db_id, t.table_name
+),
+shortlist_lexical as {{ mat }} (
+    select db_id, s_lexical, lexical_table,
+        cast(row_number() over (order by s_lexical desc, db_id) as integer) as lexical_rank
+    from (select db_id, max(bm25) as s_lexical,
+              {{ dbrouter.top_value('table_name', 'bm25', 'table_name') }} as lexical_table
+          from (select *, {{ dbrouter.top_n_rank('db_id', 'bm25 desc, table_name desc') }} as rn from lexical_tables) as r
+          group by db_id) as per_db
+),
+dense_first as (
+    select p.db_id, case when m.db_id is null then 0 else 1 end as example_match,
+        cast(row_number() over (order by {{ dbrouter._shortlist_score(dbrouter.schema_score('p.s_database', 'p.s_table', 'p.s_table'), 'p.s_example') }} desc,
+            p.db_id) as integer) as dense_rank
     from per_db_first as p
     cross join calibration as t
     left join example_match as m on m.db_id = p.db_id
+),
+first_stage as {{ mat }} (
+    select d.db_id,
+        cast(row_number() over (order by d.example_match desc,
+            {{ dbrouter._rrf('d.dense_rank', 'l.lexical_rank') }} desc, d.dense_rank, d.db_id) as integer) as first_stage_rank
+    from dense_first as d
+    left join shortlist_lexical as l on l.db_id = d.db_id
 ),
 column_hits as {{ mat }} (
     {{ dbrouter.shortlist_document_hits(2, path, docs, model,
@@ -154,9 +189,16 @@ fused as (
           left join example_match as m on m.db_id = p.db_id) as scored
     cross join calibration as t
 ),
+fused_ranked as (
+    select f.*, l.s_lexical, l.lexical_table, l.lexical_rank,
+        cast(row_number() over (order by f.score desc, f.db_id) as integer) as dense_rank
+    from fused as f
+    left join shortlist_lexical as l on l.db_id = f.db_id
+),
 shortlist as {{ mat }} (
-    select *, cast(row_number() over (order by example_match desc, column_scored desc, score desc, db_id) as integer) as shortlist_rank
-    from fused
+    select *, cast(row_number() over (order by example_match desc, column_scored desc,
+            {{ dbrouter._rrf('dense_rank', 'lexical_rank') }} desc, score desc, db_id) as integer) as shortlist_rank
+    from fused_ranked
 ),
 candidates as {{ mat }} (
     select db_id, score, shortlist_rank from shortlist
@@ -171,4 +213,12 @@ candidates as {{ mat }} (
 {% macro _shortlist_score(s_schema, s_example) -%}
 {%- set w_ex = dbrouter.get_var('dbrouter__weight_example') | float -%}
 (({{ s_schema }}) + {{ w_ex }} * t.trusted * coalesce({{ s_example }}, ({{ s_schema }}) + t.gap)) / (1.0 + {{ w_ex }} * t.trusted)
+{%- endmacro %}
+
+{#- Reciprocal-rank fusion of the dense and the lexical ranking (Cormack et al., 2009): each channel
+    adds 1 / (k + rank); a database the lexical channel does not rank (no word of the question in
+    its tables) gets that channel's 0. -#}
+{% macro _rrf(dense_rank, lexical_rank) -%}
+{%- set k = dbrouter.get_var('dbrouter__lexical_rrf_k') | float -%}
+(1.0 / ({{ k }} + {{ dense_rank }}) + coalesce(1.0 / ({{ k }} + {{ lexical_rank }}), 0))
 {%- endmacro %}
