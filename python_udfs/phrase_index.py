@@ -133,8 +133,32 @@ def _any_of(postings: dict[str, np.ndarray], tokens: Sequence[str], inside: np.n
     return np.unique(np.concatenate(parts)) if parts else _EMPTY
 
 
+def _top_similar(index: PhraseIndex, rows: np.ndarray, cos: np.ndarray, n: int) -> np.ndarray:
+    """Of ``rows`` (one database's, with cosines ``cos``), the ``n`` most similar plus the most
+    similar of each connected part and of each declared part, in the SQL path's order: cosine
+    descending, then ``table.column`` descending (the re-rank's own tie-break). The best column of
+    every part is what the re-rank's connectivity and chosen tables read, so they are unchanged."""
+    if len(rows) <= n:
+        return rows
+    take = pa.array(rows)
+    labels = [f"{t}.{c}" for t, c in zip(index.keys["table_name"].take(take).to_pylist(),
+                                         index.keys["column_name"].take(take).to_pylist(), strict=True)]
+    order = sorted(range(len(rows)), key=lambda i: labels[i], reverse=True)
+    order.sort(key=lambda i: -float(cos[i]))  # stable: equal cosines keep the label order
+    keep = set(order[:n])
+    for key in ("component", "declared_component"):
+        parts = index.keys[key].take(take).to_pylist()
+        seen: set = set()
+        for i in order:
+            if parts[i] not in seen:
+                seen.add(parts[i])
+                keep.add(i)
+    return np.sort(rows[sorted(keep)])
+
+
 def span_hits(index: PhraseIndex, dbs: Sequence[str] | None, span_tokens: Sequence[Sequence[str]],
-              span_vectors: Sequence[Sequence[float] | None], threshold: float) -> pa.StructArray:
+              span_vectors: Sequence[Sequence[float] | None], threshold: float,
+              per_span: int | None = None) -> pa.StructArray:
     """The (column, span) pairs of the candidate databases that the span mapping keeps.
 
     Args:
@@ -144,6 +168,10 @@ def span_hits(index: PhraseIndex, dbs: Sequence[str] | None, span_tokens: Sequen
         span_vectors: each span's phrase vector (None or zeros: no cosine, exact matches only).
         threshold: dbrouter__phrase_threshold; a pair is kept when it matches exactly by name or by
             value, or its cosine is at least this.
+        per_span: dbrouter__phrase_columns_per_span; of one database's columns only this many of the
+            most similar are kept per span besides its exact and value matches and the most similar
+            of each connected part (None: all). A span of a 15,000-column dataset was similar to
+            thousands of its columns.
 
     Returns:
         A struct array of :data:`HIT_TYPE`.
@@ -181,6 +209,11 @@ def span_hits(index: PhraseIndex, dbs: Sequence[str] | None, span_tokens: Sequen
         value = _all_of(index.value, toks, inside)
         with np.errstate(invalid="ignore"):
             similar = rows[sims[:, j] >= threshold]
+        if per_span is not None and len(similar) > per_span:
+            similar = np.setdiff1d(similar, np.union1d(exact, value), assume_unique=True)
+            similar = np.concatenate([_top_similar(index, part, sims[local[part], j], per_span)
+                                      for a, b in ranges if len(part := similar[(similar >= a) & (similar < b)])]
+                                     or [_EMPTY])
         kept = np.union1d(np.union1d(exact, value), similar)
         out_rows.append(kept)
         out_span.append(np.full(len(kept), j + 1, np.int32))

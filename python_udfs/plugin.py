@@ -36,7 +36,7 @@ Registered functions:
   n_votes INTEGER) -> STRUCT(db_id, doc_kind, doc_label, sim FLOAT)[]`` - the UDF path's shortlist
   documents from a numpy matrix of ``relation``'s vectors (:mod:`python_udfs.document_index`).
 * ``dbrouter_phrase_hits(relation, model, dbs VARCHAR[], toks VARCHAR[][], vs FLOAT[384][],
-  threshold DOUBLE) -> STRUCT(db_id, table_name, column_name, component, declared_component,
+  threshold DOUBLE, per_span INTEGER) -> STRUCT(db_id, table_name, column_name, component, declared_component,
   span_no INTEGER, is_exact, is_value, cos FLOAT)[]`` - the re-rank's (column, span) matches of
   the candidate databases from ``relation``'s phrases of ``model`` held in the UDF process
   (:mod:`python_udfs.phrase_index`).
@@ -258,7 +258,7 @@ def _register_document_hits(conn: duckdb.DuckDBPyConnection, name: str) -> None:
 
 
 def _register_phrase_hits(conn: duckdb.DuckDBPyConnection) -> None:
-    """``dbrouter_phrase_hits(relation, model, dbs, toks, vs, threshold)``: the re-rank's span
+    """``dbrouter_phrase_hits(relation, model, dbs, toks, vs, threshold, per_span)``: the re-rank's span
     mapping from the column phrases held in the UDF process (:mod:`python_udfs.phrase_index`).
 
     ``relation``'s phrases of ``model`` are read on the first call (through a cursor of ``conn``)
@@ -271,7 +271,7 @@ def _register_phrase_hits(conn: duckdb.DuckDBPyConnection) -> None:
     _index = _per_connection(conn, "dbrouter_phrase_hits", _load)
 
     def _hits(relation: pa.Array, model: pa.Array, dbs: pa.Array, toks: pa.Array, vs: pa.Array,
-              threshold: pa.Array) -> pa.Array:
+              threshold: pa.Array, per_span: pa.Array) -> pa.Array:
         offsets, parts, valid = [0], [], []
         for i in range(len(relation)):
             if not (relation[i].is_valid and model[i].is_valid and threshold[i].is_valid):
@@ -283,7 +283,8 @@ def _register_phrase_hits(conn: duckdb.DuckDBPyConnection) -> None:
                 if vs[i].is_valid else []
             hits = phrase_index.span_hits(_index(relation[i].as_py(), model[i].as_py()),
                                           dbs[i].as_py() if dbs[i].is_valid else None,
-                                          [t or [] for t in tokens], vectors, float(threshold[i].as_py()))
+                                          [t or [] for t in tokens], vectors, float(threshold[i].as_py()),
+                                          per_span[i].as_py() if per_span[i].is_valid else None)
             parts.append(hits)
             offsets.append(offsets[-1] + len(hits))
             valid.append(True)
@@ -294,7 +295,7 @@ def _register_phrase_hits(conn: duckdb.DuckDBPyConnection) -> None:
     conn.create_function(
         "dbrouter_phrase_hits", _hits,
         [VARCHAR, VARCHAR, duckdb.list_type(VARCHAR), duckdb.list_type(duckdb.list_type(VARCHAR)),
-         duckdb.list_type(duckdb.array_type(FLOAT, DIM)), DOUBLE],
+         duckdb.list_type(duckdb.array_type(FLOAT, DIM)), DOUBLE, duckdb.sqltype("INTEGER")],
         duckdb.list_type(duckdb.struct_type({"db_id": VARCHAR, "table_name": VARCHAR, "column_name": VARCHAR,
                                              "component": VARCHAR, "declared_component": VARCHAR,
                                              "span_no": duckdb.sqltype("INTEGER"), "is_exact": duckdb.sqltype("BOOLEAN"),

@@ -14,17 +14,42 @@
 {%- endmacro %}
 
 {#- Every pair, as a join of the candidates' phrases with the spans: the step keeps those that
-    match exactly or whose cosine reaches dbrouter__phrase_threshold. -#}
+    match exactly or whose cosine reaches dbrouter__phrase_threshold. Of the pairs that match
+    neither by name nor by value, a database keeps per span its dbrouter__phrase_columns_per_span
+    most similar columns and the most similar of each connected part and declared part: a span of
+    a 15,000-column dataset was similar to thousands of its columns, and the re-rank reads only
+    the best mapping per phrase overall and per part (coverage, connectivity, chosen tables), so
+    its ranking is the uncapped one; only the evidence's n_mappings counts fewer. -#}
 {% macro default__column_phrase_hits(path, model) -%}
-select c.db_id, sp.span, sp.word_idx, c.table_name, c.column_name, c.component, c.declared_component,
-    {{ dbrouter.list_has_all('c.label_tokens', 'sp.toks') }}
-        and ({{ dbrouter.list_has_any('c.column_tokens', 'sp.toks') }} or c.represents_table) as is_exact,
-    {{ dbrouter.list_has_all('c.value_tokens', 'sp.toks') }} as is_value,
-    {{ dbrouter.cosine_similarity('c.embedding', 'sp.v') }} as cos
-from candidates as cand
-join {{ dbrouter.kb_relation('kb_column_phrases') }} as c
-  on c.db_id = cand.db_id and c.phrase_model = {{ model }}
-cross join spans as sp
+{%- set per_span = dbrouter.get_var('dbrouter__phrase_columns_per_span') | int -%}
+select db_id, span, word_idx, table_name, column_name, component, declared_component, is_exact, is_value, cos
+from (
+    select *,
+        row_number() over (partition by db_id, span, case when is_exact or is_value then 1 else 0 end
+                           order by {{ dbrouter._phrase_order() }}) as span_rn,
+        row_number() over (partition by db_id, span, case when is_exact or is_value then 1 else 0 end, component
+                           order by {{ dbrouter._phrase_order() }}) as part_rn,
+        row_number() over (partition by db_id, span, case when is_exact or is_value then 1 else 0 end, declared_component
+                           order by {{ dbrouter._phrase_order() }}) as declared_rn
+    from (
+        select c.db_id, sp.span, sp.word_idx, c.table_name, c.column_name, c.component, c.declared_component,
+            {{ dbrouter.list_has_all('c.label_tokens', 'sp.toks') }}
+                and ({{ dbrouter.list_has_any('c.column_tokens', 'sp.toks') }} or c.represents_table) as is_exact,
+            {{ dbrouter.list_has_all('c.value_tokens', 'sp.toks') }} as is_value,
+            {{ dbrouter.cosine_similarity('c.embedding', 'sp.v') }} as cos
+        from candidates as cand
+        join {{ dbrouter.kb_relation('kb_column_phrases') }} as c
+          on c.db_id = cand.db_id and c.phrase_model = {{ model }}
+        cross join spans as sp
+    ) as pairs
+) as ranked
+where is_exact or is_value or span_rn <= {{ per_span }} or part_rn = 1 or declared_rn = 1
+{%- endmacro %}
+
+{#- The order of a span's similar columns: cosine descending (NaN last), then table.column
+    descending, the re-rank's own tie-break (route_score_step). -#}
+{% macro _phrase_order() -%}
+case when {{ dbrouter.is_nan('cos') }} then null else cos end desc nulls last, table_name || '.' || column_name desc
 {%- endmacro %}
 
 {#- DuckDB's UDF path (var dbrouter__vector_index): the phrases' vectors and token posting lists
@@ -47,7 +72,8 @@ from (select unnest(dbrouter_phrase_hits('{{ dbrouter.kb_relation('kb_column_phr
           (select list(distinct db_id) from candidates),
           (select list(toks order by span_no) from numbered),
           (select list(v order by span_no) from numbered),
-          {{ dbrouter.get_var('dbrouter__phrase_threshold') | float }})) as h) as u
+          {{ dbrouter.get_var('dbrouter__phrase_threshold') | float }},
+          {{ dbrouter.get_var('dbrouter__phrase_columns_per_span') | int }})) as h) as u
 join numbered as sp on sp.span_no = u.h.span_no
 {%- endif -%}
 {%- endmacro %}

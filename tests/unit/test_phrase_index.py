@@ -23,7 +23,7 @@ def phrases(seed: int = 0) -> pa.Table:
         for c in range(int(rng.integers(3, 12))):
             label = sorted({str(w) for w in rng.choice(WORDS, size=int(rng.integers(1, 4)))})
             rows.append({"db_id": f"db{d}", "table_name": f"t{c % 3}", "column_name": f"c{c}",
-                         "component": f"p{c % 2}", "declared_component": f"q{c % 2}", "label_tokens": label,
+                         "component": f"p{c % 2}", "declared_component": f"q{c % 3}", "label_tokens": label,
                          "column_tokens": label[-1:], "represents_table": bool(c % 5 == 0),
                          "value_tokens": [str(w) for w in rng.choice(WORDS, size=int(rng.integers(0, 3)))]})
     vectors = rng.normal(size=(len(rows), DIM)).astype(np.float32)
@@ -80,3 +80,48 @@ def test_no_candidates_or_no_spans_give_no_pairs_and_bad_vectors_are_refused():
         span_hits(index, ["db1"], [["order"]], [np.zeros(3, np.float32)], THRESHOLD)
     with pytest.raises(ValueError, match="1 spans' tokens but 2 vectors"):
         span_hits(index, ["db1"], [["order"]], span_vectors()[:2], THRESHOLD)
+
+
+@pytest.mark.parametrize("per_span", [1, 2])
+def test_a_span_keeps_only_each_databases_most_similar_columns_as_the_sql_does(per_span):
+    """dbrouter__phrase_columns_per_span: of the pairs matching neither by name nor by value, a
+    database keeps per span its `per_span` most similar columns and the most similar of each
+    connected and declared part (cosine descending, then table.column descending) - in the index
+    and in column_phrase_hits' windows alike."""
+    table = phrases()
+    vectors = span_vectors()
+    con = duckdb.connect()
+    con.register("phrases_arrow", table)
+    con.execute("create table phrases as select * exclude (embedding), "
+                f"cast(embedding as float[{DIM}]) as embedding from phrases_arrow")
+    con.register("spans_arrow", pa.table({"span_no": list(range(1, len(SPANS) + 1)), "toks": SPANS,
+                                         "v": [v.tolist() for v in vectors]}))
+    rows = con.execute(f"""
+        select db_id, table_name, column_name, span_no, is_exact, is_value from (
+            select *,
+                row_number() over (partition by db_id, span_no, case when is_exact or is_value then 1 else 0 end
+                    order by case when isnan(cos) then null else cos end desc nulls last, table_name || '.' || column_name desc) as rn,
+                row_number() over (partition by db_id, span_no, case when is_exact or is_value then 1 else 0 end, component
+                    order by case when isnan(cos) then null else cos end desc nulls last, table_name || '.' || column_name desc) as part_rn,
+                row_number() over (partition by db_id, span_no, case when is_exact or is_value then 1 else 0 end, declared_component
+                    order by case when isnan(cos) then null else cos end desc nulls last, table_name || '.' || column_name desc) as declared_rn
+            from (select c.db_id, c.table_name, c.column_name, c.component, c.declared_component,
+                      cast(sp.span_no as integer) as span_no,
+                      list_has_all(c.label_tokens, sp.toks)
+                          and (list_has_any(c.column_tokens, sp.toks) or c.represents_table) as is_exact,
+                      list_has_all(c.value_tokens, sp.toks) as is_value,
+                      array_cosine_similarity(c.embedding, cast(sp.v as float[{DIM}])) as cos
+                  from phrases as c cross join spans_arrow as sp where c.db_id in ('db0', 'db3', 'db4')))
+        where is_exact or is_value
+            or ((rn <= {per_span} or part_rn = 1 or declared_rn = 1) and not isnan(cos) and cos >= {THRESHOLD})""").fetchall()
+    want = {r[:4] for r in rows}
+    got = {(h["db_id"], h["table_name"], h["column_name"], h["span_no"])
+           for h in span_hits(build_index(table), ["db0", "db3", "db4"], SPANS, vectors, THRESHOLD,
+                              per_span).to_pylist()}
+    assert got == want
+    uncapped = span_hits(build_index(table), ["db0", "db3", "db4"], SPANS, vectors, THRESHOLD).to_pylist()
+    assert len(got) < len(uncapped)  # the cap bound something
+    # every connected part a span reached uncapped is still reached: connectivity is unchanged
+    part = {(r["db_id"], r["table_name"], r["column_name"]): r["component"] for r in table.to_pylist()}
+    assert {(d, s, part[(d, t, c)]) for d, t, c, s in got} \
+        == {(h["db_id"], h["span_no"], h["component"]) for h in uncapped}
