@@ -138,6 +138,25 @@ def run_first_stage(args: argparse.Namespace) -> tuple[list[Any], int | None]:
     return [first_stage_report(m, f"dbrouter eval first-stage --benchmark {bench_arg(args)}")], args.limit
 
 
+def run_signals(args: argparse.Namespace) -> tuple[list[Any], int | None]:
+    """Where routing loses the gold database: every signal's and stage's ranking, baselines beside."""
+    from dbrouter.eval.signals import eval_signals, signals_report
+
+    bench = _bench(args)
+    distractors = [d for d in (args.distractors or "").split(",") if d]
+    workdir = Path(args.workdir) / "-".join([bench.name, *(Path(d).name for d in distractors)]) / "signals"
+    m = eval_signals(bench, workdir, args.embedder, distractors, limit=args.limit)
+    command = f"dbrouter eval signals --benchmark {bench_arg(args)}" + (
+        f" --distractors {args.distractors}" if distractors else "")
+    return [signals_report(m, command)], args.limit
+
+
+def _signals_options(sp: argparse.ArgumentParser) -> None:
+    sp.add_argument("--distractors", default="",
+                    help="benchmark directories, comma-separated, whose databases are routed among (their "
+                         "questions are not), e.g. ../shared/benchmarks/spider-route,../shared/benchmarks/bird-route-train")
+
+
 def run_link(args: argparse.Namespace) -> tuple[list[Any], int | None]:
     """Strict recall of the LLM-free linker vs top-k retrieval, gold database given."""
     from dbrouter.eval.link import eval_link, link_report
@@ -293,6 +312,8 @@ EVALS: tuple[EvalCommand, ...] = (
                 run_first_stage, limit=True),
     EvalCommand("wide", "wide databases (the benchmark merged by domain, date shards): dbrouter vs BM25 and "
                 "mean-table-vector baselines", run_wide, _wide_options, limit=True),
+    EvalCommand("signals", "where routing loses the gold database: each signal's and stage's ranking, schema only, "
+                "BM25 and mean-table baselines beside", run_signals, _signals_options, limit=True),
     EvalCommand("statements", "statement retrieval: SbR vs cosine vs BM25", run_statements, limit=True),
     EvalCommand("examples", "example cascade: per-stage firing and precision", run_examples, limit=True),
     EvalCommand("link", "schema linking strict recall (SRR), gold database given", run_link, limit=True),
