@@ -329,6 +329,12 @@ def _compare_shortlists(con, tree) -> None:
                 return exp.Literal.string("hash")
             if isinstance(node, exp.CosineDistance):
                 return exp.Anonymous(this="array_cosine_similarity", expressions=[node.this, node.expression])
+            if isinstance(node, exp.TableFromRows) and isinstance(node.this, exp.Explode) \
+                    and isinstance(node.this.this, exp.Kwarg):
+                # Snowflake's table(flatten(input => x)) as w: the DuckDB form of macro flatten
+                array = node.this.this.expression.sql("duckdb")
+                return sqlglot.parse_one(f"select * from (select unnest({array}) as value) as {node.alias}",
+                                         read="duckdb").args["from_"].this
             return node
 
         duck_sql = tree.copy().transform(arguments).transform(to_duckdb_kb).sql("duckdb")

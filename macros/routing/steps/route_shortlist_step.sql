@@ -126,8 +126,8 @@ calibration as (
     every database beside the dense score and the two rankings are fused by reciprocal rank
     (rrf_k): a database either channel puts near the top reaches the re-rank. -#}
 q_terms as (
-    select distinct element as term
-    from ({{ dbrouter.unnest_indexed("(select " ~ content_words ~ "(left(cast(" ~ question ~ " as varchar), " ~ maxc ~ ")) as toks)", 'toks', []) }}) as w
+    select distinct cast(w.value as varchar) as term
+    from {{ dbrouter.flatten(content_words ~ "(left(cast(" ~ question ~ " as varchar), " ~ maxc ~ "))", 'w') }}
 ),
 lexical_tables as (
     select t.db_id, t.table_name, sum(t.weight) as bm25
