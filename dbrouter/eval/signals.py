@@ -31,7 +31,7 @@ from dbrouter.eval.benchmark import Benchmark, load_benchmark
 from dbrouter.eval.kb import Log, build_kb
 from dbrouter.eval.publish import Report
 from dbrouter.eval.route import RankMetrics, rank_of
-from dbrouter.eval.wide import bm25_document, mean_table_vectors, tokens
+from dbrouter.eval.wide import Baselines
 from dbrouter.kb.connect import connect
 from python_udfs.embeddings import get_embedder
 
@@ -138,15 +138,11 @@ def eval_signals(bench: Benchmark, workdir: Path, embedder: str | None, distract
     Returns:
         The metrics.
     """
-    from rank_bm25 import BM25Okapi
-
     others = [load_benchmark(d) for d in distractors or []]
     rows = repository(bench, others, workdir / "databases.jsonl")
     warehouse = workdir / "kb.duckdb"
     build_kb(workdir / "databases.jsonl", [], warehouse, embedder, log)
     questions = bench.test[:limit] if limit else bench.test
-    bm25_ids = [r["db_id"] for r in rows]
-    bm25 = BM25Okapi([bm25_document(r) for r in rows])
     q_vectors = np.asarray(get_embedder(embedder).encode([q.question for q in questions]), dtype=np.float32)
     ranks: dict[str, list[int | None]] = {k: [] for k in (*SIGNALS, "bm25", "mean_table")}
     lost = {"stage1": 0, "shortlist": 0, "rerank": 0}
@@ -154,7 +150,7 @@ def eval_signals(bench: Benchmark, workdir: Path, embedder: str | None, distract
     millis: list[float] = []
     con = connect(warehouse, embedder=embedder)
     try:
-        mean_ids, mean_m = mean_table_vectors(con)
+        baselines = Baselines.of(rows, con)
         depth = con.execute("select route_shortlist_k()").fetchall()[0][0]
         weights = json.loads(con.execute("select cast(route_ranker_weights() as varchar)").fetchall()[0][0])
         first_k = min(con.execute("select route_first_stage_k()").fetchall()[0][0], len(rows))
@@ -182,10 +178,9 @@ def eval_signals(bench: Benchmark, workdir: Path, embedder: str | None, distract
                     signals = {db: (json.loads(ev).get("signals") or {}) if ev else {} for db, ev in routed}
                     name = outvoting_signal(signals[routed[0][0]], signals.get(q.db_id, {}), weights)
                     outvoted[name] = outvoted.get(name, 0) + 1
-            scores = bm25.get_scores(tokens(q.question))
-            ranks["bm25"].append(rank_of([bm25_ids[j] for j in np.argsort(-scores, kind="stable")], q.db_id))
-            sims = mean_m @ q_vectors[i]
-            ranks["mean_table"].append(rank_of([mean_ids[j] for j in np.argsort(-sims, kind="stable")], q.db_id))
+            bm25_rank, mean_rank = baselines.ranks(q.question, q_vectors[i], q.db_id)
+            ranks["bm25"].append(bm25_rank)
+            ranks["mean_table"].append(mean_rank)
             if (i + 1) % 100 == 0 or i + 1 == len(questions):
                 log(f"[{bench.name} signals] {i + 1}/{len(questions)} ({time.time() - started:.0f}s): R@1 "
                     + ", ".join(f"{k} {RankMetrics.of(ranks[k]).r1:.3f}" for k in ("routed", "shortlist", "bm25")))

@@ -33,6 +33,7 @@ import re
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -189,6 +190,32 @@ def tokens(text: str) -> list[str]:
     return [w.lower() for w in words(text.replace("_", " "))]
 
 
+@dataclass
+class Baselines:
+    """The two baseline rankings of a repository: BM25 over one document per database
+    (:func:`bm25_document`) and cosine to each database's mean table vector."""
+
+    bm25: Any
+    bm25_ids: list[str]
+    mean_ids: list[str]
+    mean_m: np.ndarray
+
+    @classmethod
+    def of(cls, rows: list[dict], con) -> Baselines:
+        """Both baselines of the databases ``rows`` whose KB ``con`` holds their table vectors."""
+        from rank_bm25 import BM25Okapi
+
+        mean_ids, mean_m = mean_table_vectors(con)
+        return cls(BM25Okapi([bm25_document(r) for r in rows]), [r["db_id"] for r in rows], mean_ids, mean_m)
+
+    def ranks(self, question: str, vector: np.ndarray, gold: str) -> tuple[int | None, int | None]:
+        """The gold database's rank by BM25 and by mean-table cosine (``vector``: the question's)."""
+        scores = self.bm25.get_scores(tokens(question))
+        sims = self.mean_m @ vector
+        return (rank_of([self.bm25_ids[j] for j in np.argsort(-scores, kind="stable")], gold),
+                rank_of([self.mean_ids[j] for j in np.argsort(-sims, kind="stable")], gold))
+
+
 def mean_table_vectors(con) -> tuple[list[str], np.ndarray]:
     """Each database's mean table-document vector, normalised, as the KB stores them.
 
@@ -225,8 +252,6 @@ def eval_wide(bench: Benchmark, workdir: Path, embedder: str | None, setting: st
     Returns:
         The metrics.
     """
-    from rank_bm25 import BM25Okapi
-
     rows = [json.loads(line) for line in bench.databases_file.read_text(encoding="utf-8").splitlines() if line.strip()]
     merged, owner = wide_repository(rows, embedder, group_size)
     workdir.mkdir(parents=True, exist_ok=True)
@@ -243,12 +268,10 @@ def eval_wide(bench: Benchmark, workdir: Path, embedder: str | None, setting: st
     warehouse = workdir / "kb.duckdb"
     build_kb(repo, examples, warehouse, embedder, log)
 
-    bm25_ids = [r["db_id"] for r in merged]
-    bm25 = BM25Okapi([bm25_document(r) for r in merged])
     q_vectors = np.asarray(get_embedder(embedder).encode([q.question for q in questions]), dtype=np.float32)
     con = connect(warehouse, embedder=embedder)
     try:
-        mean_ids, mean_m = mean_table_vectors(con)
+        baselines = Baselines.of(merged, con)
         first_k = min(con.execute("select route_first_stage_k()").fetchall()[0][0], len(merged))
         ranks: dict[str, list[int | None]] = {"dbrouter": [], "bm25": [], "mean_table": []}
         stage1: list[int | None] = []
@@ -263,10 +286,9 @@ def eval_wide(bench: Benchmark, workdir: Path, embedder: str | None, setting: st
             first = con.execute("select first_stage_rank from route_shortlist(?, 100000) where db_id = ?",
                                 [q.question, q.db_id]).fetchall()
             stage1.append(first[0][0] if first else None)
-            scores = bm25.get_scores(tokens(q.question))
-            ranks["bm25"].append(rank_of([bm25_ids[j] for j in np.argsort(-scores, kind="stable")], q.db_id))
-            sims = mean_m @ q_vectors[i]
-            ranks["mean_table"].append(rank_of([mean_ids[j] for j in np.argsort(-sims, kind="stable")], q.db_id))
+            bm25_rank, mean_rank = baselines.ranks(q.question, q_vectors[i], q.db_id)
+            ranks["bm25"].append(bm25_rank)
+            ranks["mean_table"].append(mean_rank)
             if (i + 1) % 500 == 0 or i + 1 == len(questions):
                 log(f"[{bench.name} wide] routed {i + 1}/{len(questions)} ({time.time() - started:.0f}s): R@1 "
                     + ", ".join(f"{k} {RankMetrics.of(v).r1:.4f}" for k, v in ranks.items()))

@@ -41,7 +41,8 @@ def span_vectors(seed: int = 1) -> list[np.ndarray]:
     return out
 
 
-def test_the_index_returns_exactly_the_pairs_of_the_join():
+def _tables():
+    """The phrases and spans as DuckDB tables ``phrases`` and ``spans_arrow``: (phrases, span vectors, con)."""
     table = phrases()
     vectors = span_vectors()
     con = duckdb.connect()
@@ -50,6 +51,11 @@ def test_the_index_returns_exactly_the_pairs_of_the_join():
                 f"cast(embedding as float[{DIM}]) as embedding from phrases_arrow")
     con.register("spans_arrow", pa.table({"span_no": list(range(1, len(SPANS) + 1)), "toks": SPANS,
                                          "v": [v.tolist() for v in vectors]}))
+    return table, vectors, con
+
+
+def test_the_index_returns_exactly_the_pairs_of_the_join():
+    table, vectors, con = _tables()
     dbs = ["db0", "db3", "db4", "nope"]
     sql = con.execute(f"""
         select c.db_id, c.table_name, c.column_name, c.component, c.declared_component, cast(sp.span_no as integer),
@@ -88,14 +94,7 @@ def test_a_span_keeps_only_each_databases_most_similar_columns_as_the_sql_does(p
     database keeps per span its `per_span` most similar columns and the most similar of each
     connected and declared part (cosine descending, then table.column descending) - in the index
     and in column_phrase_hits' windows alike."""
-    table = phrases()
-    vectors = span_vectors()
-    con = duckdb.connect()
-    con.register("phrases_arrow", table)
-    con.execute("create table phrases as select * exclude (embedding), "
-                f"cast(embedding as float[{DIM}]) as embedding from phrases_arrow")
-    con.register("spans_arrow", pa.table({"span_no": list(range(1, len(SPANS) + 1)), "toks": SPANS,
-                                         "v": [v.tolist() for v in vectors]}))
+    table, vectors, con = _tables()
     rows = con.execute(f"""
         select db_id, table_name, column_name, span_no, is_exact, is_value from (
             select *,
