@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
+import numpy as np
+
 from dbrouter.console import err
 from dbrouter.errors import DbtRunError
 from dbrouter.eval.benchmark import Question
@@ -135,6 +137,13 @@ def latency(con, questions: list[str], n: int = 200, seed: int = 0,
     if function not in ("route_query", "route_query_udf", "route_query_sql"):
         raise ValueError(f"latency times route_query, route_query_udf or route_query_sql, not {function!r}")
     return timed(lambda q: con.execute(f"select {function}(?)", [q]).fetchall(), questions, n, seed)
+
+
+def percentiles_ms(millis: list[float]) -> tuple[float, float]:
+    """(p50, p95) of per-question milliseconds, interpolated, rounded to 0.1 ms; (0, 0) for none."""
+    if not millis:
+        return 0.0, 0.0
+    return round(float(np.percentile(millis, 50)), 1), round(float(np.percentile(millis, 95)), 1)
 
 
 def timed(call: Callable[[T], object], items: list[T], n: int = 200, seed: int = 0) -> tuple[float, float]:

@@ -28,7 +28,7 @@ import numpy as np
 
 from dbrouter.console import err
 from dbrouter.eval.benchmark import Benchmark, load_benchmark
-from dbrouter.eval.kb import Log, build_kb
+from dbrouter.eval.kb import Log, build_kb, percentiles_ms
 from dbrouter.eval.publish import Report
 from dbrouter.eval.route import RankMetrics, rank_of
 from dbrouter.eval.wide import Baselines
@@ -186,14 +186,14 @@ def eval_signals(bench: Benchmark, workdir: Path, embedder: str | None, distract
                     + ", ".join(f"{k} {RankMetrics.of(ranks[k]).r1:.3f}" for k in ("routed", "shortlist", "bm25")))
     finally:
         con.close()
+    p50, p95 = percentiles_ms(millis)
     return SignalMetrics(
         benchmark=bench.name, distractors=[b.name for b in others], n=len(questions), databases=len(rows),
         columns=sum(len(t["columns"]) for r in rows for t in r["tables"]), first_stage_k=first_k, shortlist_k=depth,
         rankings={k: RankMetrics.of(v) for k, v in ranks.items()},
         lost_in_stage1=lost["stage1"], lost_before_rerank=lost["shortlist"], lost_in_rerank=lost["rerank"],
         outvoted_by=dict(sorted(outvoted.items(), key=lambda kv: -kv[1])),
-        p50_ms=round(float(np.percentile(millis, 50)), 1) if millis else 0.0,
-        p95_ms=round(float(np.percentile(millis, 95)), 1) if millis else 0.0,
+        p50_ms=p50, p95_ms=p95,
         seconds=round(time.time() - started, 1))
 
 

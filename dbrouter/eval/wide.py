@@ -39,7 +39,7 @@ import numpy as np
 
 from dbrouter.console import err
 from dbrouter.eval.benchmark import Benchmark, Question, setting_split
-from dbrouter.eval.kb import Log, build_kb
+from dbrouter.eval.kb import Log, build_kb, percentiles_ms
 from dbrouter.eval.publish import Report
 from dbrouter.eval.route import RankMetrics, rank_of
 from dbrouter.kb.connect import connect
@@ -296,6 +296,7 @@ def eval_wide(bench: Benchmark, workdir: Path, embedder: str | None, setting: st
         con.close()
     n = len(questions) or 1
     recall = lambda d: round(sum(1 for r in stage1 if r is not None and r <= d) / n, 4)  # noqa: E731
+    p50, p95 = percentiles_ms(millis)
     return WideMetrics(
         benchmark=bench.name, setting=setting, n=len(questions), databases=len(merged), source_databases=len(rows),
         columns_mean=int(np.mean(widths)), columns_max=max(widths),
@@ -303,8 +304,7 @@ def eval_wide(bench: Benchmark, workdir: Path, embedder: str | None, setting: st
         dbrouter=RankMetrics.of(ranks["dbrouter"]), bm25=RankMetrics.of(ranks["bm25"]),
         mean_table=RankMetrics.of(ranks["mean_table"]), first_stage_k=first_k,
         first_stage_recall=recall(first_k), first_stage_recall_10=recall(10),
-        p50_ms=round(float(np.percentile(millis, 50)), 1) if millis else 0.0,
-        p95_ms=round(float(np.percentile(millis, 95)), 1) if millis else 0.0,
+        p50_ms=p50, p95_ms=p95,
         seconds=round(time.time() - started, 1))
 
 

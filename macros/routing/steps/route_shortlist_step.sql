@@ -28,8 +28,8 @@
     shortlist  (db_id, s_database, s_table, s_column, s_example, top_table, top_column,
                 top_example_sql, first_stage_rank, column_scored, example_votes, example_match, s_schema,
                 score, s_lexical, lexical_table, lexical_rank, dense_rank, shortlist_rank, gap, trusted,
-                abstain_floor)   every database, ranked (a database
-                with an exact example match first, then those stage 2 scored)
+                abstain_floor)   every database, ranked (a database with an exact example match first,
+                then those stage 2 scored)
     candidates (db_id, score, shortlist_rank)                   the top `depth` of shortlist
 -#}
 {% macro route_shortlist_step(question, depth, path='udf') -%}

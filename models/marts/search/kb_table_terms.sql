@@ -4,7 +4,8 @@
 -- (dbrouter_content_words: the question's own tokenisation - runs of [a-z0-9], so `_` and `.`
 -- split names - stop words dropped, singularised) of its database's name, its name, label and
 -- description, and its columns' labels and descriptions, each term once (a term repeated by 3,000
--- columns of a wide table proves no more than once: BM25 with tf = 1). A wide database competes by its best table, not by its width.
+-- columns of a wide table proves no more than once: BM25 with tf = 1). A wide database competes by
+-- its best table, not by its width.
 --   weight = idf * (k1 + 1) / (1 + k1 * (1 - b + b * n_terms / avg_terms))
 --   idf    = ln(1 + (N - df + 0.5) / (df + 0.5)), N tables, df tables holding the term
 -- k1 and b are BM25's usual constants (vars dbrouter__lexical_k1 / dbrouter__lexical_b).
