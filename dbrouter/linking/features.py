@@ -15,7 +15,7 @@ from __future__ import annotations
 import itertools
 import math
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -93,6 +93,13 @@ class DatabaseSignals:
     edges: list[tuple[str, str, str, str, bool]] = field(default_factory=list)
     """Join edges (from_table, from_column, to_table, to_column, is_declared), lower-case."""
     _co_use: tuple[dict, dict] | None = field(default=None, repr=False)
+    _table_words: dict | None = field(default=None, repr=False)
+
+    def table_words(self) -> dict:
+        """Each table's words for table-level BM25 (:func:`table_words`), computed once."""
+        if self._table_words is None:
+            self._table_words = table_words(self)
+        return self._table_words
 
     def co_use_counts(self) -> tuple[dict[str, int], dict[str, dict[str, int]]]:
         """(examples using each column, examples using each pair of columns), computed once."""
@@ -112,6 +119,24 @@ class DatabaseSignals:
     def names(self) -> list[str]:
         """Lower-case ``table.column`` of every column, in :attr:`columns` order."""
         return [f"{t.lower()}.{c.lower()}" for t, c, *_ in self.columns]
+
+
+def table_words(sig: DatabaseSignals) -> dict[str, Counter]:
+    """Each table's words (lower-case name): its name and each column's name, label and description.
+
+    Args:
+        sig: the database's signals.
+
+    Returns:
+        table -> word counts.
+    """
+    out: dict[str, Counter] = defaultdict(Counter)
+    for (t, c, _pk, _fk, label), col in zip(sig.columns, sig.schema_columns):
+        bag = out[t.lower()]
+        if not bag:
+            bag.update(words(t))
+        bag.update(words(c) | words(label) | words(col.description))
+    return dict(out)
 
 
 def _stack(vectors: list) -> np.ndarray:

@@ -17,15 +17,16 @@ The model's weights and both thresholds are fitted on the benchmarks' train spli
 
 from __future__ import annotations
 
-from collections import deque
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from dbrouter.errors import DbrouterError
 from dbrouter.linking import weights
+from dbrouter.linking.budget import bm25_scores, budgeted_columns, rank_tables
 from dbrouter.linking.columns import SchemaColumn
 from dbrouter.linking.features import DatabaseSignals, column_features, load_signals
+from dbrouter.linking.joins import join_path_keys
 from dbrouter.retrieval import require_database
 from dbrouter.textin import MAX_QUESTION_CHARS
 
@@ -53,6 +54,12 @@ class LinkedSchema:
         """The linked tables, in first-seen order."""
         return list(dict.fromkeys(c.table for c in self.columns))
 
+MAX_COLUMNS = 40
+"""Most columns the linker hands on by default: a prompt a SQL writer reads whole. A wider selection,
+or a database wider than this with no stored examples (the selection rule's thresholds were fitted
+where examples vote; without them it hands on one table's columns), is linked tables first
+(:mod:`dbrouter.linking.budget`)."""
+
 
 def probabilities(features: np.ndarray) -> np.ndarray:
     """The model's probability that each column is needed.
@@ -68,49 +75,8 @@ def probabilities(features: np.ndarray) -> np.ndarray:
     return 1.0 / (1.0 + np.exp(-z))
 
 
-def join_path_keys(tables: list[str], edges: list[tuple[str, str, str, str, bool]]) -> tuple[list[str], set[str]]:
-    """Connect ``tables`` through the join graph, each to the tree so far by a shortest path.
-
-    Args:
-        tables: lower-case table names, most important first.
-        edges: (from_table, from_column, to_table, to_column, is_declared), lower-case.
-
-    Returns:
-        (every table on the tree, including bridge tables; the ``table.column`` keys of its edges).
-    """
-    graph: dict[str, list[tuple[str, str, str]]] = {}
-    for ft, fc, tt, tc, _declared in edges:
-        if ft != tt:
-            graph.setdefault(ft, []).append((tt, fc, tc))
-            graph.setdefault(tt, []).append((ft, tc, fc))
-    order = list(dict.fromkeys(tables))
-    tree, keys = set(order[:1]), set()
-    for start in order[1:]:
-        if start in tree:
-            continue
-        prev: dict[str, tuple[str, str, str] | None] = {start: None}
-        queue, found = deque([start]), None
-        while queue:
-            u = queue.popleft()
-            if u in tree:
-                found = u
-                break
-            for v, cu, cv in graph.get(u, []):
-                if v not in prev:
-                    prev[v] = (u, cu, cv)
-                    queue.append(v)
-        node = found
-        while node is not None and (step := prev[node]) is not None:
-            u, cu, cv = step
-            keys.update((f"{u}.{cu}", f"{node}.{cv}"))
-            tree.add(u)
-            node = u
-        tree.add(start)
-    return sorted(tree), keys
-
-
 def select_columns(names: list[str], p: np.ndarray, edges, threshold: float, table_threshold: float,
-                   min_columns: int = 3) -> list[str]:
+                   min_columns: int = 3, column_tables: list[str] | None = None) -> list[str]:
     """Apply the selection rule (module docstring) to scored columns.
 
     Args:
@@ -120,21 +86,25 @@ def select_columns(names: list[str], p: np.ndarray, edges, threshold: float, tab
         threshold: keep columns with p >= threshold.
         table_threshold: keep columns of already linked tables with p >= table_threshold.
         min_columns: at least this many (the best ones).
+        column_tables: lower-case table of each column (needed when table names hold dots, as
+            schema-qualified ones do; default: ``names`` cut at the first dot).
 
     Returns:
         Linked names, most probable first, then join keys.
     """
+    table_of = column_tables or [n.split(".", 1)[0] for n in names]
     order = np.argsort(-p, kind="stable")
     k = max(min(min_columns, len(names)), int((p >= threshold).sum()))
-    chosen = [names[i] for i in order[:k]]
-    tables = {c.split(".", 1)[0] for c in chosen}
-    chosen += [names[i] for i in order[k:] if p[i] >= table_threshold and names[i].split(".", 1)[0] in tables]
-    _tree, keys = join_path_keys([c.split(".", 1)[0] for c in chosen], edges)
-    return list(dict.fromkeys(chosen + sorted(keys - set(chosen))))
+    chosen = [int(i) for i in order[:k]]
+    tables = {table_of[i] for i in chosen}
+    chosen += [int(i) for i in order[k:] if p[i] >= table_threshold and table_of[i] in tables]
+    _tree, keys = join_path_keys([table_of[i] for i in chosen], edges)
+    linked = [names[i] for i in chosen]
+    return list(dict.fromkeys(linked + sorted(keys - set(linked))))
 
 
 def link_schema(con, question: str, db: str, threshold: float | None = None, table_threshold: float | None = None,
-                signals: DatabaseSignals | None = None) -> LinkedSchema:
+                signals: DatabaseSignals | None = None, max_columns: int | None = MAX_COLUMNS) -> LinkedSchema:
     """Link ``question`` to columns of ``db`` without an LLM.
 
     Args:
@@ -144,6 +114,9 @@ def link_schema(con, question: str, db: str, threshold: float | None = None, tab
         threshold: column probability threshold (default: the trained one).
         table_threshold: threshold for more columns of linked tables (default: the trained one).
         signals: the database's signals when already loaded (evaluations reuse them).
+        max_columns: most columns to hand on. When the selection rule picks more, or the database
+            is wider than this and has no stored examples to vote, tables are chosen first and the
+            budget filled (:mod:`dbrouter.linking.budget`); None = the selection rule alone.
 
     Returns:
         The :class:`LinkedSchema` (method ``retrieval``).
@@ -159,12 +132,22 @@ def link_schema(con, question: str, db: str, threshold: float | None = None, tab
     qv = question_vector(con, question)
     names = sig.names
     p = probabilities(column_features(question, qv, sig))
+    column_tables = [t.lower() for t, *_r in sig.columns]
     linked = select_columns(names, p, sig.edges, weights.THRESHOLD if threshold is None else threshold,
-                            weights.TABLE_THRESHOLD if table_threshold is None else table_threshold)
+                            weights.TABLE_THRESHOLD if table_threshold is None else table_threshold,
+                            column_tables=column_tables)
+    notes = []
+    if max_columns is not None and len(names) > max_columns and (len(linked) > max_columns or not sig.examples):
+        cosine = dict(zip(sig.tables, (sig.table_vectors @ qv).tolist())) if sig.tables else {}
+        ranked = rank_tables(sorted(set(column_tables)), column_tables, p, cosine,
+                             bm25_scores(question, sig.table_words()))
+        notes.append(f"{len(linked)} columns selected of a database of {len(names)} with "
+                     f"{len(sig.examples)} stored examples: tables chosen first, at most {max_columns} columns")
+        linked = budgeted_columns(names, column_tables, p, ranked, sig.edges, max_columns)
     by_name = {c.name.lower(): c for c in sig.schema_columns}
     cols = [by_name[n] for n in linked if n in by_name]
     return LinkedSchema(db, cols, "retrieval",
-                        notes=[f"{len(cols)} of {len(names)} columns linked without an LLM"])
+                        notes=[f"{len(cols)} of {len(names)} columns linked without an LLM"] + notes)
 
 
 def question_vector(con, question: str) -> np.ndarray:

@@ -58,3 +58,31 @@ def test_link_schema_links_a_joinable_set(kb_con):
     assert again.names == linked.names  # deterministic
     with pytest.raises(DbrouterError, match="empty"):
         link_schema(kb_con, "  ", "concert_singer")
+
+
+def test_link_schema_over_budget_chooses_tables_first(kb_con):
+    question = "Show the names of singers who performed in a concert in 2014"
+    unbounded = link_schema(kb_con, question, "concert_singer", max_columns=None)
+    assert not any("tables chosen first" in n for n in unbounded.notes)
+    budget = len(unbounded.names) - 1  # the selection does not fit
+    assert budget >= 4
+    linked = link_schema(kb_con, question, "concert_singer", max_columns=budget)
+    assert 0 < len(linked.names) <= budget and len(set(linked.names)) == len(linked.names)
+    assert any("tables chosen first" in n for n in linked.notes)
+    assert len(linked.tables) <= max(1, budget // 4)  # room for a few columns per table
+    fits = link_schema(kb_con, question, "concert_singer", max_columns=len(unbounded.names))
+    assert fits.names == unbounded.names  # a selection that fits, on a database with examples, is kept
+
+
+def test_link_schema_without_examples_fills_the_budget_tables_first(kb_con):
+    from dbrouter.linking.features import load_signals
+
+    question = "Show the names of singers who performed in a concert in 2014"
+    sig = load_signals(kb_con, "concert_singer")
+    sig.examples, sig.example_vectors = [], sig.example_vectors[:0]  # a warehouse nobody wrote examples for
+    n_columns = len(sig.names)
+    linked = link_schema(kb_con, question, "concert_singer", signals=sig, max_columns=8)
+    assert n_columns > 8 and len(linked.tables) <= 2
+    in_chosen = sum(1 for t, *_r in sig.columns if t in linked.tables)
+    assert len(linked.names) == min(8, in_chosen)  # the budget is filled from the chosen tables
+    assert any("0 stored examples" in n for n in linked.notes)

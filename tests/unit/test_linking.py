@@ -8,7 +8,8 @@ import pytest
 
 from dbrouter.eval.gold import GoldSchema, gold_schema
 from dbrouter.linking.features import FEATURES, DatabaseSignals, column_features, words
-from dbrouter.linking.linker import join_path_keys, select_columns
+from dbrouter.linking.joins import join_path_keys
+from dbrouter.linking.linker import select_columns
 
 SCHEMA = {"singer": {"singer_id", "name", "age", "country"},
           "concert": {"concert_id", "concert_name", "stadium_id", "year"},
