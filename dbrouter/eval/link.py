@@ -20,6 +20,7 @@ from dbrouter.console import err
 from dbrouter.eval.benchmark import Benchmark, Question
 from dbrouter.eval.gold import GoldSchema, Schema, gold_schema
 from dbrouter.eval.kb import Log, build_kb, timed
+from dbrouter.eval.link_tables import TableBM25, TableRecall, TableTally, load_gold_tables
 from dbrouter.eval.publish import Report
 from dbrouter.kb.connect import connect
 from dbrouter.linking.columns import retrieve_columns
@@ -93,12 +94,18 @@ class LinkMetrics:
     p50_ms: float
     p95_ms: float
     seconds: float
+    tables: dict[str, TableRecall] | None = None
+    """Table recall where the benchmark ships ``gold_tables.jsonl`` (:mod:`dbrouter.eval.link_tables`):
+    ``linker``, ``top_k_columns`` and ``bm25_tables``, on every question with gold tables."""
 
     def to_json(self) -> dict:
         """The ``--json`` object (keys :data:`JSON_KEYS` and more)."""
-        return {"benchmark": self.benchmark, "srr": self.linker.srr, "avg_columns": self.linker.avg_columns,
-                "n": self.linker.n, "p50_ms": self.p50_ms, "p95_ms": self.p95_ms, "baseline": asdict(self.baseline),
-                "n_unparsed": self.n_unparsed, "seconds": self.seconds}
+        out = {"benchmark": self.benchmark, "srr": self.linker.srr, "avg_columns": self.linker.avg_columns,
+               "n": self.linker.n, "p50_ms": self.p50_ms, "p95_ms": self.p95_ms, "baseline": asdict(self.baseline),
+               "n_unparsed": self.n_unparsed, "seconds": self.seconds}
+        if self.tables:
+            out["table_recall"] = {k: asdict(v) for k, v in self.tables.items()}
+        return out
 
 
 def _score(hits: int, sizes: list[int]) -> LinkScore:
@@ -123,6 +130,9 @@ def eval_link(bench: Benchmark, workdir: Path, embedder: str | None, limit: int 
 
     warehouse = build_link_kb(bench, workdir, embedder, log)
     schemas = load_schemas(bench)
+    gold_tables = load_gold_tables(bench)
+    table_bm25 = TableBM25(_rows(bench)) if gold_tables else None
+    tallies = {"linker": TableTally(), "top_k_columns": TableTally(), "bm25_tables": TableTally()}
     questions = bench.test[:limit] if limit else bench.test
     con = connect(warehouse, embedder=embedder)
     signals: dict = {}
@@ -132,25 +142,39 @@ def eval_link(bench: Benchmark, workdir: Path, embedder: str | None, limit: int 
     try:
         for i, q in enumerate(questions, 1):
             gold = gold_for(q, schemas)
+            tables = gold_tables.get(q.id)
             if gold.error:
                 unparsed += 1
-                continue
+                if not tables:
+                    continue
             sig = signals.get(q.db_id) or signals.setdefault(q.db_id, load_signals(con, q.db_id))
             linked = link_schema(con, q.question, q.db_id, signals=sig)
             names = {n.lower() for n in linked.names}
-            hits += gold.covered_by(names)
-            sizes.append(len(names))
             top = retrieve_columns(con, q.question, q.db_id, k=len(names))
-            base_hits += gold.covered_by({c.column.name.lower() for c in top})
+            if not gold.error:
+                hits += gold.covered_by(names)
+                sizes.append(len(names))
+                base_hits += gold.covered_by({c.column.name.lower() for c in top})
+            if tables and table_bm25 is not None:
+                linked_tables = {t.lower() for t in linked.tables}
+                tallies["linker"].add(tables, linked_tables, len(names))
+                tallies["top_k_columns"].add(tables, {c.column.table.lower() for c in top}, len(top))
+                tallies["bm25_tables"].add(tables, set(table_bm25.top(q.db_id, q.question, len(linked_tables))), 0)
             if i % 500 == 0 or i == len(questions):
                 log(f"  linked {i}/{len(questions)} ({time.time() - started:.0f}s) SRR so far "
-                    f"{hits / max(1, len(sizes)):.4f} at {statistics.mean(sizes):.2f} columns "
+                    f"{hits / max(1, len(sizes)):.4f} at {statistics.mean(sizes or [0]):.2f} columns "
                     f"(top-k {base_hits / max(1, len(sizes)):.4f})")
         seconds = time.time() - started
         p50, p95 = link_latency(con, questions)
     finally:
         con.close()
-    return LinkMetrics(bench.name, _score(hits, sizes), _score(base_hits, sizes), unparsed, p50, p95, round(seconds, 1))
+    recall = {k: v.score() for k, v in tallies.items()} if gold_tables else None
+    return LinkMetrics(bench.name, _score(hits, sizes), _score(base_hits, sizes), unparsed, p50, p95,
+                       round(seconds, 1), recall)
+
+
+def _rows(bench: Benchmark) -> list[dict]:
+    return [json.loads(line) for line in bench.databases_file.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
 def link_latency(con, questions: list[Question], n: int = 200, seed: int = 0) -> tuple[float, float]:
@@ -173,8 +197,14 @@ def link_latency(con, questions: list[Question], n: int = 200, seed: int = 0) ->
 
 def summary_line(m: LinkMetrics) -> str:
     """The one line ``dbrouter eval link`` prints without ``--json``."""
-    return (f"{m.benchmark} link: n={m.linker.n} SRR={m.linker.srr:.4f} at {m.linker.avg_columns} columns "
+    line = (f"{m.benchmark} link: n={m.linker.n} SRR={m.linker.srr:.4f} at {m.linker.avg_columns} columns "
             f"(top-k retrieval at the same budget: SRR={m.baseline.srr:.4f}); p50={m.p50_ms}ms p95={m.p95_ms}ms")
+    if m.tables:
+        t = m.tables
+        line += (f"\n{m.benchmark} table recall: n={t['linker'].n} linker {t['linker'].recall:.4f} at "
+                 f"{t['linker'].avg_columns} columns, {t['linker'].avg_tables} tables (top-k columns "
+                 f"{t['top_k_columns'].recall:.4f}; BM25 tables {t['bm25_tables'].recall:.4f})")
+    return line
 
 
 def link_report(m: LinkMetrics, command: str) -> Report:
@@ -188,6 +218,18 @@ def link_report(m: LinkMetrics, command: str) -> Report:
         f"{m.baseline.avg_columns} | | |\n\n"
         f"Gold database given; SRR = every gold column and a column of every gold table linked. "
         f"{m.n_unparsed} questions whose gold SQL does not parse are left out.\n\n")
+    if m.tables:
+        t = m.tables
+        markdown += (
+            f"| n | method | table recall | avg tables | avg columns |\n|---|---|---|---|---|\n"
+            f"| {t['linker'].n} | **LLM-free linker** | **{t['linker'].recall:.4f}** | {t['linker'].avg_tables} | "
+            f"{t['linker'].avg_columns} |\n"
+            f"| {t['top_k_columns'].n} | top-k `retrieve_columns`, same columns per question | "
+            f"{t['top_k_columns'].recall:.4f} | {t['top_k_columns'].avg_tables} | {t['top_k_columns'].avg_columns} |\n"
+            f"| {t['bm25_tables'].n} | BM25 over table documents, same tables per question | "
+            f"{t['bm25_tables'].recall:.4f} | {t['bm25_tables'].avg_tables} | |\n\n"
+            "Table recall (`gold_tables.jsonl`, every question with gold tables, published SQL or not): "
+            "every gold table has a column in the linked schema.\n\n")
     return Report(key=f"eval link {m.benchmark}", command=command, data=m.to_json(), markdown=markdown,
                   note=f"linking {m.linker.n} questions took {m.seconds}s", text=summary_line(m))
 

@@ -59,3 +59,32 @@ def test_eval_link_reports_srr_and_the_baseline(tmp_path: Path):
     assert 0.0 <= data["srr"] <= 1.0 and data["avg_columns"] > 0 and data["p50_ms"] > 0
     assert data["baseline"]["avg_columns"] == data["avg_columns"]  # same budget per question
     assert "eval link sqlbench" in (tmp_path / "B.md").read_text()
+
+
+def test_eval_link_table_recall_from_gold_tables(tmp_path: Path):
+    """A benchmark shipping gold_tables.jsonl gets table recall for every question with gold tables,
+    published SQL or not, beside the two baselines at the linker's budgets."""
+    import shutil
+
+    from dbrouter.eval.benchmark import load_benchmark
+    from dbrouter.eval.link import gold_for, load_schemas
+
+    bench_dir = tmp_path / "tabbench"
+    shutil.copytree(ROOT / "tests" / "fixtures" / "sqlbench", bench_dir)
+    bench = load_benchmark(bench_dir)
+    schemas = load_schemas(bench)
+    gold = [{"id": q.id, "db_id": q.db_id, "tables": sorted(gold_for(q, schemas).tables)} for q in bench.test]
+    (bench_dir / "gold_tables.jsonl").write_text("".join(json.dumps(g) + "\n" for g in gold), encoding="utf-8")
+    lines = (bench_dir / "test.jsonl").read_text().splitlines()
+    first = json.loads(lines[0])
+    first["sql"] = ""  # SQL not published: still counted for table recall, not for SRR
+    (bench_dir / "test.jsonl").write_text("\n".join([json.dumps(first)] + lines[1:]) + "\n", encoding="utf-8")
+    proc = run_cli("eval", "link", "--benchmark", str(bench_dir), "--workdir", str(tmp_path), "--json",
+                   "--write", str(tmp_path / "B.md"))
+    data = json.loads(proc.stdout.strip().splitlines()[-1])
+    recall = data["table_recall"]
+    assert recall["linker"]["n"] == sum(1 for g in gold if g["tables"]) and data["n_unparsed"] >= 1
+    assert 0.0 < recall["linker"]["recall"] <= 1.0
+    assert recall["bm25_tables"]["avg_tables"] == recall["linker"]["avg_tables"]  # same number of tables
+    assert recall["top_k_columns"]["avg_columns"] == recall["linker"]["avg_columns"]  # same number of columns
+    assert "table recall" in (tmp_path / "B.md").read_text()
