@@ -8,7 +8,7 @@ import json
 from dbrouter.cli.common import add_common, connect_kb, warehouse_path
 from dbrouter.console import err, shown
 from dbrouter.errors import USER_ERRORS, DbrouterError
-from dbrouter.linking import LINKERS
+from dbrouter.linking import LINKERS, MAX_COLUMNS
 
 
 def cmd_ask(args) -> int:
@@ -73,7 +73,7 @@ def cmd_link(args) -> int:
                 raise DbrouterError(abstention_message(result, "link against"))
             db = result.best
             err(f"routed to {db} (pass --db to choose)")
-        linked = _linked(con, question, db, args.linker)
+        linked = _linked(con, question, db, args.linker, args.max_columns)
         text = render_schema(con, db, linked.columns)
     finally:
         con.close()
@@ -87,7 +87,7 @@ def cmd_link(args) -> int:
     return 0
 
 
-def _linked(con, question: str, db: str, linker: str):
+def _linked(con, question: str, db: str, linker: str, max_columns: int):
     """Link with the chosen linker; the agent gets the database's data source when it has one."""
     from dbrouter.answer.runners import target_for
     from dbrouter.linking.link import link
@@ -101,7 +101,7 @@ def _linked(con, question: str, db: str, linker: str):
             target = target_for(con, db)
         except NoDataSource as exc:
             err(f"dbrouter: {exc}; the agent links without exploring data")
-    return link(con, question, db, linker, llm, target)
+    return link(con, question, db, linker, llm, target, max_columns=max_columns)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -127,5 +127,19 @@ def register(sub: argparse._SubParsersAction) -> None:
     sp.add_argument("--db", help="the database (default: route the question)")
     sp.add_argument("--linker", choices=LINKERS, default="retrieval",
                     help="LLM-free retrieval linker (default) or the agent (needs an LLM)")
+    sp.add_argument("--max-columns", type=_positive, default=MAX_COLUMNS, metavar="N",
+                    help=f"most columns the LLM-free linker hands on (default {MAX_COLUMNS}); a wider selection, "
+                         "or a wider database without stored examples, is linked tables first")
     sp.add_argument("--json", action="store_true", help="print one JSON object")
     sp.set_defaults(func=cmd_link)
+
+
+def _positive(text: str) -> int:
+    """argparse type: an integer of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {text!r}")
+    return value

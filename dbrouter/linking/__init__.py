@@ -8,3 +8,9 @@
 
 LINKERS = ("retrieval", "agent")
 """The schema linkers a caller can choose (`dbrouter link|ask --linker`): LLM-free, or the agent."""
+
+MAX_COLUMNS = 40
+"""Most columns the LLM-free linker hands on by default (`dbrouter link --max-columns`): a prompt a
+SQL writer reads whole. A wider selection, or a database wider than this with no stored examples
+(the selection rule's thresholds were fitted where examples vote; without them it hands on one
+table's columns), is linked tables first (:mod:`dbrouter.linking.budget`)."""

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from dbrouter.errors import DbrouterError
-from dbrouter.linking import weights
+from dbrouter.linking import MAX_COLUMNS, weights
 from dbrouter.linking.budget import bm25_scores, budgeted_columns, rank_tables
 from dbrouter.linking.columns import SchemaColumn
 from dbrouter.linking.features import DatabaseSignals, column_features, load_signals
@@ -53,12 +53,6 @@ class LinkedSchema:
     def tables(self) -> list[str]:
         """The linked tables, in first-seen order."""
         return list(dict.fromkeys(c.table for c in self.columns))
-
-MAX_COLUMNS = 40
-"""Most columns the linker hands on by default: a prompt a SQL writer reads whole. A wider selection,
-or a database wider than this with no stored examples (the selection rule's thresholds were fitted
-where examples vote; without them it hands on one table's columns), is linked tables first
-(:mod:`dbrouter.linking.budget`)."""
 
 
 def probabilities(features: np.ndarray) -> np.ndarray:

@@ -35,6 +35,7 @@ from mcp.server.mcpserver import Context  # the tools' annotation: resolved from
 
 from dbrouter.errors import DbrouterError
 from dbrouter.feedback.log import ClientBudget, LogEntry, append, log_path
+from dbrouter.linking import MAX_COLUMNS
 from dbrouter.serve.access import (
     NO_ACCESSIBLE_DATABASE,
     AccessError,
@@ -49,6 +50,8 @@ TOOLS = ("list_databases", "describe", "route", "link", "retrieve", "run_sql", "
 """The tools, in the order clients list them (``ask`` only with an LLM configured)."""
 
 MAX_K = 20
+MAX_LINK_COLUMNS = 200
+"""Most columns a caller may ask ``link`` to hand on (the schema text grows with them)."""
 """Most candidates, statements or examples one call returns."""
 MAX_DESCRIBED_COLUMNS = 400
 """Columns ``describe`` lists for a whole database; a wider one lists its tables' sizes (ask per table)."""
@@ -251,12 +254,14 @@ class Tools:
         return {"best": result.best, "abstained": result.abstained, "reason": reason,
                 "ranking": [c.to_dict() for c in result.candidates]}
 
-    def link(self, question: str, db: str | None = None, caller: UserAccess | None = None) -> dict[str, Any]:
+    def link(self, question: str, db: str | None = None, caller: UserAccess | None = None,
+             max_columns: int = MAX_COLUMNS) -> dict[str, Any]:
         """The tables and columns ``question`` needs, with the prompt-ready schema text.
 
         Args:
             question: the question.
             db: the database (None: the routed one; an abstention is an error naming the closest).
+            max_columns: most columns handed on (1 to :data:`MAX_LINK_COLUMNS`).
 
         Returns:
             ``{db_id, routed, tables, columns, schema, notes}``.
@@ -268,6 +273,7 @@ class Tools:
         from dbrouter.routing.route import route
 
         text = check_question(question)
+        max_columns = _bounded(max_columns, "max_columns", 1, MAX_LINK_COLUMNS)
         with self._kb(caller) as con:
             if db is None:
                 result = route(con, text, k=3)
@@ -280,7 +286,7 @@ class Tools:
             else:
                 require_database(con, db)
                 routed = False
-            linked = link(con, text, db)
+            linked = link(con, text, db, max_columns=max_columns)
             schema = render_schema(con, db, linked.columns)
         return {"db_id": db, "routed": routed, "tables": linked.tables, "columns": linked.names, "schema": schema,
                 "notes": linked.notes}
@@ -425,11 +431,13 @@ def build_server(tools: Tools):
             return tools.logged("route", who, lambda: tools.route(question, k, who), question)
 
     @server.tool(description="Link a question to the tables and columns it needs, as a prompt-ready schema (types, "
-                             "keys, samples) to write SQL from. db = the database (default: the routed one).")
-    def link(question: str, ctx: Context, db: str | None = None) -> dict[str, Any]:
+                             "keys, samples) to write SQL from. db = the database (default: the routed one); "
+                             f"max_columns = most columns handed on (1-{MAX_LINK_COLUMNS}, default {MAX_COLUMNS}; "
+                             "wide databases are linked tables first).")
+    def link(question: str, ctx: Context, db: str | None = None, max_columns: int = MAX_COLUMNS) -> dict[str, Any]:
         with errors():
             who = caller(ctx)
-            return tools.logged("link", who, lambda: tools.link(question, db, who), question, db)
+            return tools.logged("link", who, lambda: tools.link(question, db, who, max_columns), question, db)
 
     @server.tool(description="Retrieve the domain statements (business rules, definitions) and question/SQL "
                              "examples closest to a question, optionally of one database. k = each (1-20).")

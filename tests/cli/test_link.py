@@ -20,6 +20,17 @@ def test_link_prints_the_linked_schema_with_join_keys(built_kb):
     assert out["schema"].startswith("[DB_ID] concert_singer") and "# Table:" in out["schema"]
 
 
+def test_link_max_columns_bounds_what_is_handed_on(built_kb):
+    args = ("link", "Which singers performed in concerts of 2014?", "--db", "concert_singer",
+            "--warehouse", str(built_kb["warehouse"]), "--json")
+    full = json.loads(run_cli(*args).stdout)
+    budget = len(full["columns"]) - 1
+    out = json.loads(run_cli(*args, "--max-columns", str(budget)).stdout)
+    assert 0 < len(out["columns"]) <= budget and any("tables chosen first" in n for n in out["notes"])
+    bad = run_cli(*args, "--max-columns", "0", check=False)
+    assert bad.returncode == 2 and "at least 1" in bad.stderr and "Traceback" not in bad.stderr
+
+
 def test_link_routes_when_no_db_is_given(built_kb):
     proc = run_cli("link", "How many singers do we have?", "--warehouse", str(built_kb["warehouse"]))
     assert "routed to" in proc.stderr and proc.stdout.startswith("[DB_ID] ")

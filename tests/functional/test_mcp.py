@@ -42,6 +42,8 @@ async def agent_session(s: ClientSession) -> dict:
     out["routed"] = routed
     linked = _json(await s.call_tool("link", {"question": QUESTION}))
     out["linked"] = linked
+    out["linked_small"] = _json(await s.call_tool("link", {"question": QUESTION, "db": "concert_singer",
+                                                           "max_columns": 4}))
     out["rows"] = _json(await s.call_tool("run_sql", {"db": "concert_singer", "sql": "select count(*) from singer"}))
     out["described"] = _json(await s.call_tool("describe", {"db": "concert_singer", "table": "singer"}))
     out["retrieved"] = _json(await s.call_tool("retrieve", {"question": QUESTION, "k": 2}))
@@ -54,6 +56,7 @@ async def agent_session(s: ClientSession) -> dict:
                        ("bad_k", ("route", {"question": QUESTION, "k": 99})),
                        ("wrong_type", ("route", {"question": QUESTION, "k": "three"})),
                        ("empty", ("link", {"question": "   "})),
+                       ("huge_link", ("link", {"question": QUESTION, "max_columns": 100_000})),
                        ("missing", ("run_sql", {"db": "concert_singer"}))):
         result = await s.call_tool(args[0], args[1])
         errors[name] = (result.is_error, result.content[0].text if result.content else "")
@@ -70,12 +73,14 @@ def check_agent_session(out: dict) -> None:
     assert len(out["routed"]["ranking"]) == 3 and "evidence" in out["routed"]["ranking"][0]
     assert out["linked"]["routed"] and out["linked"]["db_id"] == out["routed"]["best"]
     assert any(c.lower().startswith("singer.") for c in out["linked"]["columns"]) and "singer" in out["linked"]["schema"]
+    assert 0 < len(out["linked_small"]["columns"]) <= 4
     assert out["rows"]["rows"] == [[6]] and out["rows"]["dialect"] == "sqlite"
     assert "Name" in [c["column"] for c in out["described"]["tables"][0]["columns"]]
     assert set(out["retrieved"]) == {"statements", "examples"}
     e = out["errors"]
     assert all(is_error for is_error, _ in e.values()), e
     assert "DROP statement" in e["hostile"][1] and "concert_singer" in e["typo"][1]
+    assert "max_columns must be a whole number from 1 to 200" in e["huge_link"][1]
     assert "from 1 to 20" in e["bad_k"][1] and "did you mean concert_singer" in e["typo"][1]
     assert out["after"]["rows"] == [[6]]
 
