@@ -95,6 +95,8 @@ class LinkMetrics:
     p95_ms: float
     seconds: float
     tables: dict[str, TableRecall] | None = None
+    linked: int = 0
+    """Questions linked (those with parsed gold SQL or gold tables)."""
     """Table recall where the benchmark ships ``gold_tables.jsonl`` (:mod:`dbrouter.eval.link_tables`):
     ``linker``, ``top_k_columns`` and ``bm25_tables``, on every question with gold tables."""
 
@@ -136,7 +138,7 @@ def eval_link(bench: Benchmark, workdir: Path, embedder: str | None, limit: int 
     questions = bench.test[:limit] if limit else bench.test
     con = connect(warehouse, embedder=embedder)
     signals: dict = {}
-    hits = base_hits = unparsed = 0
+    hits = base_hits = unparsed = linked_count = 0
     sizes: list[int] = []
     started = time.time()
     try:
@@ -149,6 +151,7 @@ def eval_link(bench: Benchmark, workdir: Path, embedder: str | None, limit: int 
                     continue
             sig = signals.get(q.db_id) or signals.setdefault(q.db_id, load_signals(con, q.db_id))
             linked = link_schema(con, q.question, q.db_id, signals=sig)
+            linked_count += 1
             names = {n.lower() for n in linked.names}
             top = retrieve_columns(con, q.question, q.db_id, k=len(names))
             if not gold.error:
@@ -170,7 +173,7 @@ def eval_link(bench: Benchmark, workdir: Path, embedder: str | None, limit: int 
         con.close()
     recall = {k: v.score() for k, v in tallies.items()} if gold_tables else None
     return LinkMetrics(bench.name, _score(hits, sizes), _score(base_hits, sizes), unparsed, p50, p95,
-                       round(seconds, 1), recall)
+                       round(seconds, 1), recall, linked_count)
 
 
 def _rows(bench: Benchmark) -> list[dict]:
@@ -231,5 +234,5 @@ def link_report(m: LinkMetrics, command: str) -> Report:
             "Table recall (`gold_tables.jsonl`, every question with gold tables, published SQL or not): "
             "every gold table has a column in the linked schema.\n\n")
     return Report(key=f"eval link {m.benchmark}", command=command, data=m.to_json(), markdown=markdown,
-                  note=f"linking {m.linker.n} questions took {m.seconds}s", text=summary_line(m))
+                  note=f"linking {m.linked or m.linker.n} questions took {m.seconds}s", text=summary_line(m))
 
