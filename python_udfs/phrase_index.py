@@ -49,6 +49,10 @@ class PhraseIndex:
         column: token -> sorted rows whose column tokens hold it.
         value: token -> sorted rows whose value tokens hold it.
         db_rows: database name -> (first row, end row).
+        label_rank: each row's place when ``table.column`` labels are sorted descending (the
+            re-rank's tie-break between equal cosines), so one query orders rows with numpy.
+        component_codes: an integer per connected part (-1 for none), row order.
+        declared_codes: an integer per declared part (-1 for none), row order.
     """
 
     vectors: np.ndarray
@@ -59,6 +63,9 @@ class PhraseIndex:
     column: dict[str, np.ndarray]
     value: dict[str, np.ndarray]
     db_rows: dict[str, tuple[int, int]]
+    label_rank: np.ndarray
+    component_codes: np.ndarray
+    declared_codes: np.ndarray
 
     @property
     def rows(self) -> int:
@@ -108,9 +115,21 @@ def build_index(table: pa.Table) -> PhraseIndex:
     represents = np.asarray([bool(x) for x in table.column("represents_table").to_pylist()], bool)
     keys = {k: table.column(k).combine_chunks() if n else pa.array([], pa.string())
             for k in ("db_id", "table_name", "column_name", "component", "declared_component")}
+    labels = [f"{t}.{c}" for t, c in zip(keys["table_name"].to_pylist(), keys["column_name"].to_pylist(), strict=True)]
+    label_rank = np.empty(n, np.int64)
+    label_rank[sorted(range(n), key=labels.__getitem__, reverse=True)] = np.arange(n)
     return PhraseIndex(matrix, zero, keys, represents, _postings(table.column("label_tokens").to_pylist()),
                        _postings(table.column("column_tokens").to_pylist()),
-                       _postings(table.column("value_tokens").to_pylist()), db_rows)
+                       _postings(table.column("value_tokens").to_pylist()), db_rows, label_rank,
+                       _codes(keys["component"]), _codes(keys["declared_component"]))
+
+
+def _codes(values: pa.Array) -> np.ndarray:
+    """One integer per distinct value (nulls: -1)."""
+    if not len(values):
+        return _EMPTY
+    indices = values.dictionary_encode().indices
+    return np.asarray(indices.fill_null(-1).to_numpy(zero_copy_only=False), np.int64)
 
 
 def _all_of(postings: dict[str, np.ndarray], tokens: Sequence[str], inside: np.ndarray) -> np.ndarray:
@@ -137,23 +156,18 @@ def _top_similar(index: PhraseIndex, rows: np.ndarray, cos: np.ndarray, n: int) 
     """Of ``rows`` (one database's, with cosines ``cos``), the ``n`` most similar plus the most
     similar of each connected part and of each declared part, in the SQL path's order: cosine
     descending, then ``table.column`` descending (the re-rank's own tie-break). The best column of
-    every part is what the re-rank's connectivity and chosen tables read, so they are unchanged."""
+    every part is what the re-rank's connectivity and chosen tables read, so they are unchanged.
+    Sorted with numpy on the index's precomputed label ranks and part codes: a span similar to
+    thousands of a wide dataset's columns sorted them as Python strings (2.4 s of 3.1 s profiled)."""
     if len(rows) <= n:
         return rows
-    take = pa.array(rows)
-    labels = [f"{t}.{c}" for t, c in zip(index.keys["table_name"].take(take).to_pylist(),
-                                         index.keys["column_name"].take(take).to_pylist(), strict=True)]
-    order = sorted(range(len(rows)), key=lambda i: labels[i], reverse=True)
-    order.sort(key=lambda i: -float(cos[i]))  # stable: equal cosines keep the label order
-    keep = set(order[:n])
-    for key in ("component", "declared_component"):
-        parts = index.keys[key].take(take).to_pylist()
-        seen: set = set()
-        for i in order:
-            if parts[i] not in seen:
-                seen.add(parts[i])
-                keep.add(i)
-    return np.sort(rows[sorted(keep)])
+    order = np.lexsort((index.label_rank[rows], -np.asarray(cos, np.float64)))
+    keep = np.zeros(len(rows), bool)
+    keep[order[:n]] = True
+    for codes in (index.component_codes, index.declared_codes):
+        _, first = np.unique(codes[rows][order], return_index=True)
+        keep[order[first]] = True
+    return rows[keep]
 
 
 def span_hits(index: PhraseIndex, dbs: Sequence[str] | None, span_tokens: Sequence[Sequence[str]],

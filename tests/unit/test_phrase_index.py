@@ -124,3 +124,46 @@ def test_a_span_keeps_only_each_databases_most_similar_columns_as_the_sql_does(p
     part = {(r["db_id"], r["table_name"], r["column_name"]): r["component"] for r in table.to_pylist()}
     assert {(d, s, part[(d, t, c)]) for d, t, c, s in got} \
         == {(h["db_id"], h["span_no"], h["component"]) for h in uncapped}
+
+
+def _top_similar_reference(table: pa.Table, rows: np.ndarray, cos: np.ndarray, n: int) -> set[int]:
+    """The rule spelled out row by row: n best by (cosine desc, table.column desc), plus the best of
+    every connected and every declared part (None is a part too)."""
+    recs = table.to_pylist()
+    order = sorted(range(len(rows)), key=lambda i: (-float(cos[i]), _desc(f"{recs[rows[i]]['table_name']}."
+                                                                          f"{recs[rows[i]]['column_name']}")))
+    keep = set(order[:n])
+    for key in ("component", "declared_component"):
+        seen: set = set()
+        for i in order:
+            if recs[rows[i]][key] not in seen:
+                seen.add(recs[rows[i]][key])
+                keep.add(i)
+    return {int(rows[i]) for i in keep}
+
+
+class _desc(str):
+    def __lt__(self, other):  # descending string order inside an ascending sort
+        return str.__gt__(self, other)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_top_similar_matches_the_rule_with_ties_and_missing_parts(seed):
+    from python_udfs.phrase_index import _top_similar
+
+    rng = np.random.default_rng(seed)
+    n_rows = 60
+    table = pa.Table.from_pylist([{
+        "db_id": "db", "table_name": f"t{int(rng.integers(0, 4))}", "column_name": f"c{i}",
+        "component": None if i % 7 == 0 else f"p{int(rng.integers(0, 5))}",
+        "declared_component": None if i % 5 == 0 else f"q{int(rng.integers(0, 3))}",
+        "label_tokens": ["x"], "column_tokens": ["x"], "represents_table": False, "value_tokens": []}
+        for i in range(n_rows)])
+    table = table.append_column("embedding", pa.FixedSizeListArray.from_arrays(
+        pa.array(rng.normal(size=n_rows * DIM).astype(np.float32)), DIM))
+    index = build_index(table)
+    rows = np.sort(rng.choice(n_rows, size=40, replace=False))
+    cos = rng.choice(np.array([0.5, 0.6, 0.7], np.float32), size=len(rows))  # many equal cosines
+    got = _top_similar(index, rows, cos, 6)
+    assert list(got) == sorted(got)
+    assert set(got.tolist()) == _top_similar_reference(table, rows, cos, 6)
