@@ -97,10 +97,12 @@ def _print_ranking(result: RouteResult, explain: bool, weights: dict[str, float]
     for c in result.candidates:
         ev = c.evidence
         line = f"  {c.rank}. {c.db_id:<32} "
-        line += (f"score {c.score:.4f}  (shortlist #{ev.shortlist.rank}, shortlist score {c.shortlist_score:.4f})"
+        # the shortlist's rank fuses the dense and lexical rankings; the number beside it is the dense
+        # score alone, so it need not fall with the rank
+        line += (f"score {c.score:.4f}  (shortlist #{ev.shortlist.rank}, dense score {c.shortlist_score:.4f})"
                  if c.score is not None else
-                 f"shortlist #{ev.shortlist.rank}, shortlist score {c.shortlist_score:.4f} (below the re-rank depth: "
-                 "ordered by it)")
+                 f"shortlist #{ev.shortlist.rank}, dense score {c.shortlist_score:.4f} (below the re-rank depth: "
+                 "ordered by its dense score)")
         print(line)
         if explain:
             _print_evidence(ev, weights or {})
