@@ -7,7 +7,9 @@ selection is larger than the budget, the linker chooses tables first and columns
 
 1. every table is ranked by reciprocal-rank fusion of three rankings: its best column's
    probability (the linker's model), the table document's cosine to the question, and BM25 of
-   the question's words over the table's words (name, column names, labels, descriptions);
+   the question's words over the table's words (name, column names, labels, descriptions); and a
+   fourth ranking in the same sum, by the best of those three's fused score among the table's
+   join neighbours, which lifts bridge tables;
 2. tables are taken in that order, each joined to the ones before by a shortest join path (its
    key columns and bridge tables come too), while one column per table plus the keys fit the
    budget, and at most ``budget // MIN_COLUMNS_PER_TABLE`` tables;
@@ -66,8 +68,10 @@ def bm25_scores(question: str, docs: dict[str, Counter]) -> dict[str, float]:
 
 
 def rank_tables(tables: Sequence[str], column_tables: Sequence[str], p: np.ndarray,
-                table_cosine: dict[str, float], lexical: dict[str, float]) -> list[str]:
-    """Tables best first by reciprocal-rank fusion of best column probability, cosine and BM25.
+                table_cosine: dict[str, float], lexical: dict[str, float], edges=()) -> list[str]:
+    """Tables best first by reciprocal-rank fusion of four rankings: best column probability,
+    cosine, BM25, and the best of those three's fused score among each table's join neighbours (a
+    bridge table shares no word with the question but joins two tables that do).
 
     Args:
         tables: every table of the database (lower-case).
@@ -75,6 +79,7 @@ def rank_tables(tables: Sequence[str], column_tables: Sequence[str], p: np.ndarr
         p: the linker's probability per column.
         table_cosine: table -> cosine of its document to the question.
         lexical: table -> BM25 score.
+        edges: the database's join edges (lower-case; none: no neighbour ranking).
 
     Returns:
         The tables, best first (ties by name).
@@ -82,12 +87,25 @@ def rank_tables(tables: Sequence[str], column_tables: Sequence[str], p: np.ndarr
     best: dict[str, float] = defaultdict(float)
     for t, pi in zip(column_tables, p.tolist()):
         best[t] = max(best[t], pi)
+    fused = _rrf(tables, (best, table_cosine, lexical))
+    neighbours: dict[str, float] = defaultdict(float)
+    for ft, _fc, tt, _tc, _declared in edges:
+        if ft != tt:
+            neighbours[ft] = max(neighbours[ft], fused[tt])
+    if neighbours:  # a fourth ranking in the same sum, derived from the first three
+        near = _rrf(tables, (neighbours,))
+        fused = {t: fused[t] + near[t] for t in tables}
+    return sorted(tables, key=lambda t: (-fused[t], t))
+
+
+def _rrf(tables: Sequence[str], scores: Sequence[dict[str, float]]) -> dict[str, float]:
+    """Reciprocal-rank fusion of the rankings ``scores`` induce on ``tables`` (ties by name)."""
     fused: dict[str, float] = defaultdict(float)
-    for score in (best, table_cosine, lexical):
+    for score in scores:
         ordered = sorted(tables, key=lambda t, s=score: (-s.get(t, 0.0), t))
         for r, t in enumerate(ordered):
             fused[t] += 1.0 / (RRF_K + r + 1)
-    return sorted(tables, key=lambda t: (-fused[t], t))
+    return fused
 
 
 def budgeted_columns(names: Sequence[str], column_tables: Sequence[str], p: np.ndarray, ranked_tables: list[str],

@@ -134,7 +134,7 @@ def link_schema(con, question: str, db: str, threshold: float | None = None, tab
     if max_columns is not None and len(names) > max_columns and (len(linked) > max_columns or not sig.examples):
         cosine = dict(zip(sig.tables, (sig.table_vectors @ qv).tolist())) if sig.tables else {}
         ranked = rank_tables(sorted(set(column_tables)), column_tables, p, cosine,
-                             bm25_scores(question, sig.table_words()))
+                             bm25_scores(question, sig.table_words()), sig.edges)
         notes.append(f"{len(linked)} columns selected of a database of {len(names)} with "
                      f"{len(sig.examples)} stored examples: tables chosen first, at most {max_columns} columns")
         linked = budgeted_columns(names, column_tables, p, ranked, sig.edges, max_columns)

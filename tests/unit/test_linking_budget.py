@@ -42,6 +42,21 @@ def test_rank_tables_fuses_three_rankings():
     assert ranked[0] == "b" and ranked[-1] == "c"
 
 
+def test_rank_tables_lifts_a_bridge_between_relevant_tables():
+    tables = ["rooms", "departments", "room_dept_key", "weather"]
+    p = np.array([0.9, 0.8, 0.01, 0.02])  # the bridge matches nothing, weather a little more
+    cosine = {"rooms": 0.6, "departments": 0.5, "room_dept_key": 0.1, "weather": 0.2}
+    lexical = {"rooms": 3.0, "departments": 2.0}
+    alone = rank_tables(tables, tables, p, cosine, lexical)
+    assert alone.index("weather") < alone.index("room_dept_key")
+    edges = [("rooms", "room_id", "room_dept_key", "room_id", False),
+             ("room_dept_key", "room_id", "rooms", "room_id", False),
+             ("departments", "dept_id", "room_dept_key", "dept_id", False),
+             ("room_dept_key", "dept_id", "departments", "dept_id", False)]
+    joined = rank_tables(tables, tables, p, cosine, lexical, edges)
+    assert joined[:2] == alone[:2] and joined.index("room_dept_key") < joined.index("weather")
+
+
 def _wide(n_tables: int, per_table: int) -> tuple[list[str], list[str]]:
     tables = [f"s.t{i}" for i in range(n_tables)]  # schema-qualified names hold a dot
     names = [f"{t}.c{j}" for t in tables for j in range(per_table)]
