@@ -3,7 +3,8 @@
 On a benchmark-sized database the linker's selection (:func:`dbrouter.linking.linker.select_columns`)
 hands on about ten columns. On a warehouse dataset of thousands of columns the same thresholds
 let through dozens of columns of one table and miss the other tables a question joins. When the
-selection is larger than the budget, the linker chooses tables first and columns second:
+selection is larger than the budget, or the database is wider than the budget and has no stored
+examples to vote, the linker chooses tables first and columns second:
 
 1. every table is ranked by reciprocal-rank fusion of three rankings: its best column's
    probability (the linker's model), the table document's cosine to the question, and BM25 of
@@ -16,7 +17,9 @@ selection is larger than the budget, the linker chooses tables first and columns
 3. the rest of the budget goes to the most probable columns of the chosen tables.
 
 Nothing here is fitted: the fusion constant is the usual 60, the per-table floor is a
-readability choice (a table reaches the SQL writer with a few columns, not one).
+readability choice (a table reaches the SQL writer with a few columns, not one). Two ways of
+adding the neighbour ranking were compared on whole splits (BENCHMARKS.md); the one kept adds
+it as a fourth term, the other fused it at equal weight with the three-way score and lost.
 """
 
 from __future__ import annotations
