@@ -27,7 +27,7 @@ from dbrouter.answer.guard import UnsafeSQL
 from dbrouter.answer.runners import execute, target_for
 from dbrouter.console import shown
 from dbrouter.errors import DbrouterError
-from dbrouter.linking import LINKERS
+from dbrouter.linking import LINKERS, MAX_COLUMNS
 from dbrouter.linking.columns import render_schema
 from dbrouter.linking.link import link
 from dbrouter.retrieval import require_database, retrieve_examples, retrieve_statements
@@ -175,7 +175,7 @@ def check_question(question: Any) -> str:
 
 
 def ask(con, question: str | None, db: str | None = None, linker: str = "retrieval", llm=None, n: int = 5,
-        repair_turns: int = 3) -> Answer:
+        repair_turns: int = 3, max_columns: int = MAX_COLUMNS) -> Answer:
     """Answer ``question`` with SQL on the database that can answer it.
 
     Args:
@@ -187,13 +187,14 @@ def ask(con, question: str | None, db: str | None = None, linker: str = "retriev
         llm: an :class:`dbrouter.llm.LLMClient`, or None.
         n: SQL candidates to sample.
         repair_turns: repair turns per candidate.
+        max_columns: most columns the LLM-free linker hands on (at least 1).
 
     Returns:
         The :class:`Answer` (``status`` says whether it holds a result).
 
     Raises:
-        DbrouterError: a bad question, an unknown ``db`` or ``linker``, bad ``n``/``repair_turns``,
-            or no database to route to.
+        DbrouterError: a bad question, an unknown ``db`` or ``linker``, bad ``n``/``repair_turns``/
+            ``max_columns``, or no database to route to.
     """
 
     text = check_question(question)
@@ -202,13 +203,15 @@ def ask(con, question: str | None, db: str | None = None, linker: str = "retriev
     if not (1 <= n <= MAX_CANDIDATES and 0 <= repair_turns <= MAX_REPAIR_TURNS):
         raise DbrouterError(f"--candidates must be 1 to {MAX_CANDIDATES} and --repair-turns 0 to {MAX_REPAIR_TURNS} "
                             f"(got {n} and {repair_turns})")
+    if isinstance(max_columns, bool) or not isinstance(max_columns, int) or max_columns < 1:
+        raise DbrouterError(f"--max-columns must be a whole number of at least 1 (got {max_columns!r})")
     answer = Answer(text, db or "", routed=db is None)
     if db is None:
         _route(con, answer)
     else:
         require_database(con, db)
     target = _target(con, answer)
-    linked = _link(con, llm, target, answer, linker)
+    linked = _link(con, llm, target, answer, linker, max_columns)
     statements, examples = _retrieve(con, answer)
     if llm is None:
         _answer_without_llm(answer, target, examples)
@@ -256,9 +259,9 @@ def _target(con, answer: Answer):
     return target
 
 
-def _link(con, llm, target, answer: Answer, linker: str):
+def _link(con, llm, target, answer: Answer, linker: str, max_columns: int):
 
-    linked = link(con, answer.question, answer.db_id, linker, llm, target)
+    linked = link(con, answer.question, answer.db_id, linker, llm, target, max_columns=max_columns)
     answer.linked_columns = linked.names
     answer.notes.extend(f"linking: {note}" for note in linked.notes)
     answer.llm_calls += linked.llm_calls

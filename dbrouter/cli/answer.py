@@ -28,7 +28,8 @@ def cmd_ask(args) -> int:
         llm = LLMClient.from_env()
         con = connect_kb(args)
         try:
-            answer = ask(con, args.question, args.db, args.linker, llm, args.candidates, args.repair_turns)
+            answer = ask(con, args.question, args.db, args.linker, llm, args.candidates, args.repair_turns,
+                         args.max_columns)
         finally:
             con.close()
     except USER_ERRORS as exc:
@@ -116,6 +117,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     sp.add_argument("--candidates", type=int, default=5, help="SQL candidates to sample and vote on (default 5)")
     sp.add_argument("--repair-turns", type=int, default=3,
                     help="times a failing candidate gets its error back to fix it (default 3)")
+    sp.add_argument("--max-columns", type=_positive, default=MAX_COLUMNS, metavar="N",
+                    help=f"most columns the LLM-free linker hands on (default {MAX_COLUMNS})")
     sp.add_argument("--json", action="store_true", help="print the answer as one JSON object")
     sp.add_argument("--no-log", action="store_true",
                     help="do not append the question to the query log (see `dbrouter report`; $DBROUTER_LOG=off)")

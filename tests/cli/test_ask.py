@@ -119,6 +119,14 @@ def test_ask_without_llm_needs_one_unless_an_example_matches(built_kb):
     assert any("agent linker needs an LLM" in n for n in data["notes"])
 
 
+def test_ask_max_columns_bounds_the_linked_schema(built_kb):
+    proc = _ask(built_kb, "--db", "concert_singer", "--json", "--max-columns", "3", QUESTION, env=NO_LLM)
+    data = json.loads(proc.stdout)
+    assert data["status"] == "needs_llm" and 0 < len(data["linked_columns"]) <= 3
+    bad = _ask(built_kb, "--db", "concert_singer", "--max-columns", "-2", QUESTION, env=NO_LLM)
+    assert bad.returncode == 2 and "at least 1" in bad.stderr and "Traceback" not in bad.stderr
+
+
 @pytest.mark.slow
 def test_hostile_llm_is_refused_and_the_database_is_untouched(built_kb, tmp_path):
     before = _sha(built_kb)

@@ -86,3 +86,11 @@ def test_link_schema_without_examples_fills_the_budget_tables_first(kb_con):
     in_chosen = sum(1 for t, *_r in sig.columns if t in linked.tables)
     assert len(linked.names) == min(8, in_chosen)  # the budget is filled from the chosen tables
     assert any("0 stored examples" in n for n in linked.notes)
+
+
+@pytest.mark.parametrize("bad", [0, -1, True, "40"])
+def test_ask_refuses_a_bad_column_budget_before_any_work(kb_con, bad):
+    from dbrouter.answer.ask import ask
+
+    with pytest.raises(DbrouterError, match="max-columns"):
+        ask(kb_con, "How many singers are there?", "concert_singer", max_columns=bad)
