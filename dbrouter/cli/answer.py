@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from dbrouter.cli.common import add_common, connect_kb, warehouse_path
+from dbrouter.cli.common import add_common, connect_kb, positive_int, warehouse_path
 from dbrouter.console import err, shown
 from dbrouter.errors import USER_ERRORS, DbrouterError
 from dbrouter.linking import LINKERS, MAX_COLUMNS
@@ -117,7 +117,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     sp.add_argument("--candidates", type=int, default=5, help="SQL candidates to sample and vote on (default 5)")
     sp.add_argument("--repair-turns", type=int, default=3,
                     help="times a failing candidate gets its error back to fix it (default 3)")
-    sp.add_argument("--max-columns", type=_positive, default=MAX_COLUMNS, metavar="N",
+    sp.add_argument("--max-columns", type=positive_int, default=MAX_COLUMNS, metavar="N",
                     help=f"most columns the LLM-free linker hands on (default {MAX_COLUMNS})")
     sp.add_argument("--json", action="store_true", help="print the answer as one JSON object")
     sp.add_argument("--no-log", action="store_true",
@@ -130,19 +130,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     sp.add_argument("--db", help="the database (default: route the question)")
     sp.add_argument("--linker", choices=LINKERS, default="retrieval",
                     help="LLM-free retrieval linker (default) or the agent (needs an LLM)")
-    sp.add_argument("--max-columns", type=_positive, default=MAX_COLUMNS, metavar="N",
+    sp.add_argument("--max-columns", type=positive_int, default=MAX_COLUMNS, metavar="N",
                     help=f"most columns the LLM-free linker hands on (default {MAX_COLUMNS}); a wider selection, "
                          "or a wider database without stored examples, is linked tables first")
     sp.add_argument("--json", action="store_true", help="print one JSON object")
     sp.set_defaults(func=cmd_link)
 
-
-def _positive(text: str) -> int:
-    """argparse type: an integer of at least 1."""
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {text!r}")
-    return value

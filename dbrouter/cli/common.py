@@ -21,6 +21,17 @@ if TYPE_CHECKING:
 DEFAULT_WAREHOUSE = "dbrouter.duckdb"
 
 
+def positive_int(text: str) -> int:
+    """argparse type: a whole number of at least 1 (``--max-columns``, ``--max-rows`` ...)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {text!r}")
+    return value
+
+
 def add_warehouse(sp: argparse.ArgumentParser, what: str = "DuckDB warehouse file") -> None:
     """``--warehouse`` (default ``$DBROUTER_WAREHOUSE``, then :data:`DEFAULT_WAREHOUSE`)."""
     sp.add_argument("--warehouse", help=f"{what} (default $DBROUTER_WAREHOUSE or {DEFAULT_WAREHOUSE})")

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import argparse
 
-from dbrouter.cli.common import add_warehouse, warehouse_path
+from dbrouter.cli.common import add_warehouse, positive_int, warehouse_path
 from dbrouter.console import err
 from dbrouter.errors import DbrouterError
 from dbrouter.feedback.log import log_path
@@ -73,15 +73,6 @@ def cmd_mcp(args) -> int:
     return 0
 
 
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a positive whole number")
-    return value
-
 
 def _listen_options(sp: argparse.ArgumentParser, port: int, when: str, password_help: str, access_help: str) -> None:
     """--host, --port, --password-env, --allow-remote and --access, as serve and mcp share them."""
@@ -104,9 +95,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     _listen_options(sp, 5433, "", "require the password held in environment variable VAR (any user name)",
                     "each user logs in with their own password and sees only their databases, through the routing "
                     "and retrieval functions (README, Who may see what)")
-    sp.add_argument("--max-connections", type=_positive, default=MAX_CONNECTIONS,
+    sp.add_argument("--max-connections", type=positive_int, default=MAX_CONNECTIONS,
                     help=f"sessions at once; more get 'too many connections' (default {MAX_CONNECTIONS})")
-    sp.add_argument("--max-rows", type=_positive, default=MAX_ROWS,
+    sp.add_argument("--max-rows", type=positive_int, default=MAX_ROWS,
                     help=f"rows of one result; more is an error asking for a LIMIT (default {MAX_ROWS:,})")
     sp.set_defaults(func=cmd_serve)
 
