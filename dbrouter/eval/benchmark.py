@@ -40,6 +40,11 @@ class Benchmark:
         """The benchmark's databases.jsonl (schemas in the ``schema_json`` source format)."""
         return self.path / "databases.jsonl"
 
+    def database_rows(self) -> list[dict]:
+        """Every database of :attr:`databases_file` as its JSON object (``schema_json`` format)."""
+        text = self.databases_file.read_text(encoding="utf-8")
+        return [json.loads(line) for line in text.splitlines() if line.strip()]
+
 
 def _questions(path: Path) -> list[Question]:
     out = []

@@ -10,7 +10,6 @@ column and a column of every gold table), ``avg_columns``, ``n``, ``p50_ms``.
 
 from __future__ import annotations
 
-import json
 import statistics
 import time
 from dataclasses import asdict, dataclass
@@ -30,22 +29,19 @@ from dbrouter.linking.linker import link_schema
 JSON_KEYS = ("srr", "avg_columns", "n", "p50_ms", "baseline", "n_unparsed", "benchmark")
 
 
-def load_schemas(bench: Benchmark) -> dict[str, Schema]:
+def load_schemas(bench: Benchmark, rows: list[dict] | None = None) -> dict[str, Schema]:
     """Lower-case tables and columns of every database of ``bench``.
 
     Args:
         bench: the benchmark.
+        rows: its :meth:`Benchmark.database_rows` when already read.
 
     Returns:
         db_id -> {table: {columns}}.
     """
-    out: dict[str, Schema] = {}
-    for line in bench.databases_file.read_text(encoding="utf-8").splitlines():
-        if line.strip():
-            obj = json.loads(line)
-            out[obj["db_id"]] = {t["name"].lower(): {c["name"].lower() for c in t.get("columns", [])}
-                                 for t in obj.get("tables", [])}
-    return out
+    return {obj["db_id"]: {t["name"].lower(): {c["name"].lower() for c in t.get("columns", [])}
+                           for t in obj.get("tables", [])}
+            for obj in (bench.database_rows() if rows is None else rows)}
 
 
 def gold_for(q: Question, schemas: dict[str, Schema]) -> GoldSchema:
@@ -131,9 +127,10 @@ def eval_link(bench: Benchmark, workdir: Path, embedder: str | None, limit: int 
     """
 
     warehouse = build_link_kb(bench, workdir, embedder, log)
-    schemas = load_schemas(bench)
+    rows = bench.database_rows()
+    schemas = load_schemas(bench, rows)
     gold_tables = load_gold_tables(bench)
-    table_bm25 = TableBM25(_rows(bench)) if gold_tables else None
+    table_bm25 = TableBM25(rows) if gold_tables else None
     tallies = {"linker": TableTally(), "top_k_columns": TableTally(), "bm25_tables": TableTally()}
     questions = bench.test[:limit] if limit else bench.test
     con = connect(warehouse, embedder=embedder)
@@ -175,9 +172,6 @@ def eval_link(bench: Benchmark, workdir: Path, embedder: str | None, limit: int 
     return LinkMetrics(bench.name, _score(hits, sizes), _score(base_hits, sizes), unparsed, p50, p95,
                        round(seconds, 1), recall, linked_count)
 
-
-def _rows(bench: Benchmark) -> list[dict]:
-    return [json.loads(line) for line in bench.databases_file.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
 def link_latency(con, questions: list[Question], n: int = 200, seed: int = 0) -> tuple[float, float]:

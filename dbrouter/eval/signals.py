@@ -90,14 +90,12 @@ def repository(bench: Benchmark, distractors: list[Benchmark], path: Path) -> li
     rows: list[dict] = []
     seen: dict[str, str] = {}
     for b in [bench, *distractors]:
-        for line in b.databases_file.read_text(encoding="utf-8").splitlines():
-            if line.strip():
-                row = json.loads(line)
-                if row["db_id"] in seen:
-                    raise ValueError(f"database {row['db_id']!r} is in both {seen[row['db_id']]} and {b.name}: "
-                                     "distractors must not repeat the benchmark's databases")
-                seen[row["db_id"]] = b.name
-                rows.append(row)
+        for row in b.database_rows():
+            if row["db_id"] in seen:
+                raise ValueError(f"database {row['db_id']!r} is in both {seen[row['db_id']]} and {b.name}: "
+                                 "distractors must not repeat the benchmark's databases")
+            seen[row["db_id"]] = b.name
+            rows.append(row)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     return rows

@@ -252,7 +252,7 @@ def eval_wide(bench: Benchmark, workdir: Path, embedder: str | None, setting: st
     Returns:
         The metrics.
     """
-    rows = [json.loads(line) for line in bench.databases_file.read_text(encoding="utf-8").splitlines() if line.strip()]
+    rows = bench.database_rows()
     merged, owner = wide_repository(rows, embedder, group_size)
     workdir.mkdir(parents=True, exist_ok=True)
     repo = workdir / "databases_wide.jsonl"
