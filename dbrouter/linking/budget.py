@@ -31,7 +31,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from dbrouter.linking.features import words
-from dbrouter.linking.joins import join_path_keys
+from dbrouter.linking.joins import join_graph, join_path_keys
 
 MIN_COLUMNS_PER_TABLE = 4
 """A chosen table gets room for about this many columns: the budget caps the number of tables."""
@@ -134,10 +134,11 @@ def budgeted_columns(names: Sequence[str], column_tables: Sequence[str], p: np.n
     max_tables = max(1, budget // MIN_COLUMNS_PER_TABLE)
     chosen: list[str] = []
     keys: set[str] = set()
+    graph = join_graph(edges)  # walked once per candidate table: built once
     for t in ranked_tables:
         if t not in best_of:
             continue
-        tree, tree_keys = join_path_keys(chosen + [t], edges)
+        tree, tree_keys = join_path_keys(chosen + [t], edges, graph)
         firsts = {best_of[x] for x in tree if x in best_of}
         if chosen and (len(firsts | tree_keys) > budget or len(tree) > max_tables):
             continue
