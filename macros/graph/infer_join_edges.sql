@@ -87,7 +87,7 @@ candidates as (
     from cols as c
     join pk_names as p
       on p.db_id = c.db_id and p.ref_token = c.column_token and p.table_name <> c.table_name
-     and (c.type_family = p.type_family or 'other' in (c.type_family, p.type_family))
+     and {{ dbrouter._join_types_compatible('c', 'p') }}
 
     union all
 
@@ -100,7 +100,7 @@ candidates as (
       on p.db_id = c.db_id and p.table_name <> c.table_name
      and lower(c.column_name) = lower(p.column_name)
      and lower(p.column_name) not in ('id', 'name', 'code', 'key', 'no', 'number')
-     and (c.type_family = p.type_family or 'other' in (c.type_family, p.type_family))
+     and {{ dbrouter._join_types_compatible('c', 'p') }}
 
     union all
 
@@ -111,11 +111,16 @@ candidates as (
     from shared_keys as s
     join key_hubs as h
       on h.db_id = s.db_id and h.name_lower = s.name_lower and h.table_name <> s.table_name
-     and (s.type_family = h.type_family or 'other' in (s.type_family, h.type_family))
+     and {{ dbrouter._join_types_compatible('s', 'h') }}
 )
 select
     db_id, table_name, column_name, ref_table_name, ref_column_name,
     min(rule) as rule
 from candidates
 group by 1, 2, 3, 4, 5
+{%- endmacro %}
+
+{#- the one type rule of every naming rule: the same type family, or one side of family 'other' -#}
+{% macro _join_types_compatible(left, right) -%}
+    ({{ left }}.type_family = {{ right }}.type_family or 'other' in ({{ left }}.type_family, {{ right }}.type_family))
 {%- endmacro %}
