@@ -48,7 +48,8 @@ def _require(obj: Any, cls: Any, where: str) -> dict[str, Any]:
 
 SQL_ORDER = ("stage", "example_match", "shortlist", "phrases", "na_phrases", "coverage", "connectivity",
              "connected_without_implied_edges", "needs_implied_edges", "join_tables", "join_path", "total_score",
-             "semantic_score", "rank_score", "abstain", "abstain_floor", "signals", "mappings")
+             "semantic_score", "rank_score", "abstain", "abstain_floor", "offtopic_floor", "abstain_test",
+             "content_words", "known_words", "signals", "mappings")
 """The evidence keys in the order route_score_step writes them."""
 
 
@@ -112,6 +113,10 @@ class RouteEvidence:
     mapped_by: str | None = None
     example_match: bool = False
     abstain_floor: float | None = None
+    offtopic_floor: float | None = None
+    abstain_test: str | None = None
+    content_words: int | None = None
+    known_words: int | None = None
 
     @property
     def reranked(self) -> bool:

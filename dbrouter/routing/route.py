@@ -127,9 +127,34 @@ def route_with_llm(con, llm, question: str | None, k: int = 5, shortlist_k: int 
             c.evidence = replace(c.evidence, mapped_by=by)
     abstained = bool(cands and cands[0].evidence.abstain)
     reason = ("no databases in the knowledge base" if not cands else
-              f"no database matches confidently: the best, {cands[0].db_id}, scored {cands[0].evidence.rank_score}, "
-              "below dbrouter__abstain_below" if abstained else None)
+              abstain_reason(cands[0]) if abstained else None)
     return RouteResult(question, cands, reason, abstained), report
+
+
+def abstain_reason(best: RouteCandidate) -> str:
+    """Why routing refused, in route_query_json's words, for a ranking built outside it.
+
+    Args:
+        best: the first-ranked candidate, whose evidence says which test refused.
+
+    Returns:
+        One sentence naming the test and its threshold.
+    """
+    ev = best.evidence
+    first = ev.shortlist.score if ev.shortlist else None
+    if ev.abstain_test == "vocabulary":
+        return (f"no database here is about this: none of the question's {ev.content_words} content words is in "
+                "the vocabulary of the databases you may see (kb_vocabulary)")
+    if ev.abstain_test == "example_floor":
+        return (f"no database matches confidently: the best, {best.db_id}, scored {first} on the first ranking, "
+                f"below this knowledge base's floor from its example questions {ev.abstain_floor} "
+                "(kb_routing_calibration.abstain_floor)")
+    if ev.abstain_test == "offtopic_floor":
+        return (f"no database matches confidently: the best, {best.db_id}, scored {first} on the first ranking, "
+                f"below what a typical off-topic question scores on this knowledge base, {ev.offtopic_floor} "
+                "(kb_routing_calibration.offtopic_floor)")
+    return (f"no database matches confidently: the best, {best.db_id}, has ranker score {ev.rank_score}, "
+            "below dbrouter__abstain_below")
 
 
 def _score(value: Any) -> float | None:

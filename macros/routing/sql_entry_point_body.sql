@@ -51,6 +51,13 @@ from {{ dbrouter.call_table_entry_point('route_query_ranked', path, 'question, 1
 where rank = 1
 {%- elif name == 'route_query_json' -%}
 {%- set best = dbrouter.json_at('r.ranking', [0, 'evidence', 'abstain']) -%}
+{%- set test = dbrouter.json_at('r.ranking', [0, 'evidence', 'abstain_test']) -%}
+{%- set top = dbrouter.json_at('r.ranking', [0, 'db_id']) -%}
+{%- set first = dbrouter.json_at('r.ranking', [0, 'evidence', 'shortlist', 'score']) -%}
+{%- set ev = {} -%}
+{%- for key in ['content_words', 'abstain_floor', 'offtopic_floor', 'rank_score'] -%}
+  {%- do ev.update({key: dbrouter.json_at('r.ranking', [0, 'evidence', key])}) -%}
+{%- endfor -%}
 select {{ dbrouter.json_object([
     ('question', 'left(cast(question as varchar), 200)'),
     ('path', "'" ~ path ~ "'"),
@@ -58,11 +65,17 @@ select {{ dbrouter.json_object([
     ('reason', "case
             when question is null then 'question is NULL'
             when " ~ dbrouter.is_blank('cast(question as varchar)') ~ " then 'question is empty'" ~ dbrouter._no_documents_reason(path) ~ "
-            when cast(" ~ best ~ " as boolean)
-                then 'no database matches confidently: the best, ' || " ~ dbrouter.json_at('r.ranking', [0, 'db_id']) ~ " || ', scored '
-                     || coalesce(" ~ dbrouter.json_at('r.ranking', [0, 'evidence', 'shortlist', 'score']) ~ " || ' on the first ranking, below this knowledge base''s floor '
-                                 || " ~ dbrouter.json_at('r.ranking', [0, 'evidence', 'abstain_floor']) ~ " || ' (kb_routing_calibration.abstain_floor)',
-                                 " ~ dbrouter.json_at('r.ranking', [0, 'evidence', 'rank_score']) ~ " || ', below dbrouter__abstain_below (" ~ dbrouter.get_var('dbrouter__abstain_below') ~ ")')
+            when cast(" ~ best ~ " as boolean) then case " ~ test ~ "
+                when 'vocabulary'
+                    then 'no database here is about this: none of the question''s ' || " ~ ev['content_words'] ~ " || ' content words is in the vocabulary of the databases you may see (kb_vocabulary)'
+                when 'example_floor'
+                    then 'no database matches confidently: the best, ' || " ~ top ~ " || ', scored ' || " ~ first ~ "
+                         || ' on the first ranking, below this knowledge base''s floor from its example questions ' || " ~ ev['abstain_floor'] ~ " || ' (kb_routing_calibration.abstain_floor)'
+                when 'offtopic_floor'
+                    then 'no database matches confidently: the best, ' || " ~ top ~ " || ', scored ' || " ~ first ~ "
+                         || ' on the first ranking, below what a typical off-topic question scores on this knowledge base, ' || " ~ ev['offtopic_floor'] ~ " || ' (kb_routing_calibration.offtopic_floor)'
+                else 'no database matches confidently: the best, ' || " ~ top ~ " || ', has ranker score ' || " ~ ev['rank_score'] ~ " || ', below dbrouter__abstain_below (" ~ dbrouter.get_var('dbrouter__abstain_below') ~ ")'
+                end
             else null
         end"),
     ('abstained', 'coalesce(cast(' ~ best ~ ' as boolean), false)')]) }}

@@ -41,6 +41,7 @@
     'dbrouter__example_floor': 0.6,
     'dbrouter__example_votes': 10,
     'dbrouter__abstain_in_repository': 0.02,
+    'dbrouter__abstain_offtopic_quantile': 0.5,
     'dbrouter__phrase_max_words': 3,
     'dbrouter__max_hops': 6,
     'dbrouter__reachability_max_tables': 2000,

@@ -132,29 +132,32 @@ def test_a_few_examples_for_two_databases_do_not_make_routing_worse(tmp_path):
     shutil.rmtree(src)
 
 
-def test_abstention_returns_null_with_a_reason(tmp_path):
-    """A KB without example questions has no floor of its own: the ranker threshold var applies."""
+def test_without_offtopic_probes_the_ranker_threshold_var_decides_with_a_reason(tmp_path):
+    """A KB without example questions and with an empty probe seed has no floor of its own: the ranker
+    threshold var applies (here one no question reaches), after the vocabulary test."""
     project = copy_project(tmp_path / "project")
     yml = project / "dbt_project.yml"
     text, count = re.subn(r"^vars:\n", "vars:\n  dbrouter__abstain_below: 1000000\n", yml.read_text(), flags=re.M)
     assert count == 1
     yml.write_text(text)
+    (project / "seeds" / "offtopic_probes.csv").write_text("probe_id,kind,question\n")
     warehouse = _build(tmp_path, "abstain", [], project)
     import dbrouter
 
     con = dbrouter.connect(warehouse, embedder="hash")
     try:
         assert con.execute("select route_query('What is the weather in Paris tomorrow?')").fetchone()[0] is None
-        out = json.loads(con.execute("select route_query_json('asdf qwerty')").fetchone()[0])
+        out = json.loads(con.execute("select route_query_json('How many singers are there?')").fetchone()[0])
         assert out["abstained"] is True and out["reason"].startswith("no database matches confidently")
         assert out["ranking"], "the candidates it weighed are still listed"
+        assert out["ranking"][0]["evidence"]["abstain_test"] == "ranker"
         assert float(con.execute("select route_abstain_below()").fetchone()[0]) == 1000000
-        assert con.execute("select abstain_floor, static_abstain_floor from kb_routing_calibration").fetchone() == \
-            (None, None)
+        assert con.execute("select abstain_floor, static_abstain_floor, offtopic_floor, static_offtopic_floor, "
+                           "n_offtopic_probes from kb_routing_calibration").fetchone() == (None, None, None, None, 0)
         assert "dbrouter__abstain_below" in out["reason"]
     finally:
         con.close()
-    proc = run_cli("route", "--warehouse", str(warehouse), "--k", "2", "asdf qwerty",
+    proc = run_cli("route", "--warehouse", str(warehouse), "--k", "2", "How many singers are there?",
                    env={"DBROUTER_PROJECT_DIR": str(project)})
     assert "no answer: no database matches confidently" in proc.stdout
 
@@ -179,7 +182,9 @@ def test_abstention_is_calibrated_from_the_kb_on_both_paths(trusting_con, path):
         answer = con.execute(f"select route_query_{path}(?)", [question]).fetchone()[0]
         assert (answer is None) == out["abstained"] and out["ranking"]
         if out["abstained"]:
-            assert "this knowledge base's floor" in out["reason"]
+            test = out["ranking"][0]["evidence"]["abstain_test"]
+            assert test in ("vocabulary", "example_floor")  # the examples' floor, not the probes', decides
+            assert ("this knowledge base's floor" if test == "example_floor" else "vocabulary") in out["reason"]
             refused += 1
     assert refused >= 3, refused  # before, the pure-SQL path refused none of them
     examples = con.execute("select question, db_id from kb_examples").fetchall()

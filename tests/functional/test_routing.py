@@ -142,12 +142,14 @@ def test_score_is_the_score_that_orders_the_rows(con, path):
 
 
 
-def test_a_kb_with_too_few_example_questions_has_no_floor(con):
-    """The demo's 30 example questions cannot estimate a 2% quantile (50 needed): the fitted ranker
-    threshold decides, and says so."""
+def test_a_kb_with_too_few_example_questions_has_no_floor_from_them(con):
+    """The demo's 30 example questions cannot estimate a 2% quantile (50 needed): the off-topic probes'
+    floor decides, and says so."""
     assert con.execute("select abstain_floor, static_abstain_floor from kb_routing_calibration").fetchone() == \
         (None, None)
-    out = json.loads(con.execute("select route_query_json('asdf qwerty')").fetchone()[0])
-    assert out["ranking"][0]["evidence"]["abstain_floor"] is None
+    out = json.loads(con.execute("select route_query_json('Who won the singing contest on television?')").fetchone()[0])
+    ev = out["ranking"][0]["evidence"]
+    assert ev["abstain_floor"] is None and ev["offtopic_floor"] is not None
+    assert ev["known_words"] >= 1  # 'singing' is a word of the demo KB: the score test decides
     if out["abstained"]:
-        assert "dbrouter__abstain_below" in out["reason"]
+        assert ev["abstain_test"] == "offtopic_floor" and "kb_routing_calibration.offtopic_floor" in out["reason"]

@@ -21,14 +21,15 @@
   a database scored by its best table; stage 1's order and the shortlist's are the reciprocal-rank
   fusion of the dense ranking and this one (var dbrouter__lexical_rrf_k).
 
-  Consumes: kb_document_embeddings or kb_static_document_embeddings, kb_routing_calibration, kb_table_terms;
+  Consumes: kb_document_embeddings or kb_static_document_embeddings, kb_routing_calibration, kb_table_terms,
+    kb_vocabulary;
     UDFs embed(), dbrouter_embedder() (path 'udf') or kb_static_pieces, kb_static_model (path 'sql').
   Produces CTEs (comma-separated, no leading WITH):
     q          (v, model)                                       the question's vector
     shortlist  (db_id, s_database, s_table, s_column, s_example, top_table, top_column,
                 top_example_sql, first_stage_rank, column_scored, example_votes, example_match, s_schema,
                 score, s_lexical, lexical_table, lexical_rank, dense_rank, shortlist_rank, gap, trusted,
-                abstain_floor)   every database, ranked (a database with an exact example match first,
+                abstain_floor, offtopic_floor, n_terms, n_known)   every database, ranked (a database with an exact example match first,
                 then those stage 2 scored)
     candidates (db_id, score, shortlist_rank)                   the top `depth` of shortlist
 -#}
@@ -118,7 +119,7 @@ example_match as (
 ),
 calibration as (
     select coalesce(max({{ pre }}example_gap), 0) as gap, coalesce(max({{ pre }}examples_trusted), 0) as trusted,
-        max({{ pre }}abstain_floor) as abstain_floor
+        max({{ pre }}abstain_floor) as abstain_floor, max({{ pre }}offtopic_floor) as offtopic_floor
     from {{ dbrouter.kb_relation('kb_routing_calibration') }}
 ),
 {#- The lexical channel (kb_table_terms): BM25 of the question's content words over each table's
@@ -128,6 +129,19 @@ calibration as (
 q_terms as (
     select distinct cast(w.value as varchar) as term
     from {{ dbrouter.flatten(content_words ~ "(left(cast(" ~ question ~ " as varchar), " ~ maxc ~ "))", 'w') }}
+),
+{#- "Nothing here": how many of the question's content words some database the caller may see
+    knows (kb_vocabulary); abstain_condition refuses a question with words and none of them known. -#}
+q_known as (
+    select distinct v.term
+    from {{ dbrouter.kb_relation('kb_vocabulary') }} as v
+    join q_terms as q on q.term = v.term
+    where {{ dbrouter.allowed_database('v.db_id') }}
+),
+q_vocabulary as (
+    select count(*) as n_terms, count(k.term) as n_known
+    from q_terms as q
+    left join q_known as k on k.term = q.term
 ),
 lexical_tables as (
     select t.db_id, t.table_name, sum(t.weight) as bm25
@@ -188,6 +202,7 @@ fused as (
           left join example_votes as v on v.db_id = p.db_id
           left join example_match as m on m.db_id = p.db_id) as scored
     cross join calibration as t
+    cross join q_vocabulary as qv
 ),
 fused_ranked as (
     select f.*, l.s_lexical, l.lexical_table, l.lexical_rank,

@@ -142,17 +142,35 @@ signals as (
 {%- endmacro %}
 
 {#- Abstention: true for the first-ranked candidate (unless the question is a stored example question)
-    when its first-ranking score is below the KB's own floor (kb_routing_calibration.abstain_floor,
-    per path), or, for a KB without a floor (fewer than 50 example questions), when its ranker score
-    is below var dbrouter__abstain_below (fitted by python -m dbrouter.tune.ranker --abstention on
-    train questions of databases left out of a train KB); false everywhere when the var is null.
+    when a test of abstain_test() refuses it; false everywhere when var dbrouter__abstain_below is null.
     Read in the final select of route_score_step, where rank, stage and rank_score are columns. -#}
 {% macro abstain_condition() -%}
-{%- set below = dbrouter.get_var('dbrouter__abstain_below') -%}
-{%- if below is none -%}
+{%- if dbrouter.get_var('dbrouter__abstain_below') is none -%}
 false
 {%- else -%}
-(rank = 1 and example_match = 0 and case when abstain_floor is not null then first_score < abstain_floor
-                                         else stage = 0 and rank_score < {{ below | float }} end)
+({{ dbrouter.abstain_test() }} is not null)
 {%- endif -%}
+{%- endmacro %}
+
+{#- Which abstention test refuses the first-ranked candidate (NULL: none; only rank 1 of a question
+    that is not a stored example question can be refused), in order:
+      'vocabulary'     the question has content words and none is in the vocabulary of a database
+                       the caller may see (kb_vocabulary): nothing in this KB is about it;
+      'example_floor'  its first-ranking score is below the KB's own floor from its example
+                       questions (kb_routing_calibration.abstain_floor, per path; >= 50 examples);
+      'offtopic_floor' without that floor, below the median best score of the shipped off-topic
+                       probes on this KB and path (kb_routing_calibration.offtopic_floor);
+      'ranker'         with neither (an empty probe seed), its ranker score is below var
+                       dbrouter__abstain_below (fitted on the UDF path by python -m dbrouter.tune.ranker).
+    route_query_json's reason names the test and the threshold. -#}
+{% macro abstain_test() -%}
+{%- set below = dbrouter.get_var('dbrouter__abstain_below') -%}
+case when rank <> 1 or example_match = 1 then null
+     when n_terms > 0 and n_known = 0 then 'vocabulary'
+     when abstain_floor is not null then case when first_score < abstain_floor then 'example_floor' end
+     when offtopic_floor is not null then case when first_score < offtopic_floor then 'offtopic_floor' end
+{%- if below is not none %}
+     when stage = 0 and rank_score < {{ below | float }} then 'ranker'
+{%- endif %}
+end
 {%- endmacro %}

@@ -22,6 +22,7 @@
 -- depends_on: {{ ref('kb_route_tokens') }}
 -- depends_on: {{ ref('kb_route_token_idf') }}
 -- depends_on: {{ ref('kb_table_terms') }}
+-- depends_on: {{ ref('kb_vocabulary') }}
 {#- the pure-SQL path's tables (DuckDB only) -#}
 {% if target.type == 'duckdb' %}
 -- depends_on: {{ ref('kb_static_document_embeddings') }}

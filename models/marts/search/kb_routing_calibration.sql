@@ -17,7 +17,12 @@
 --   probes_out_refused is the KB's own estimate of the out-of-repository share refused: the probes
 --   whose best *other* database scores below the floor (as if their database were not in the KB).
 --   With fewer than 1 / that share probes (50: a KB with few or no examples) the floor is NULL
---   and the fitted ranker threshold dbrouter__abstain_below applies instead.
+--   and offtopic_floor applies instead.
+-- offtopic_floor: the dbrouter__abstain_offtopic_quantile (0.5) quantile of the off-topic probes'
+--   (seed offtopic_probes) best first-ranking scores on this KB, per path: a question whose best
+--   database scores below what a typical question about nothing in this KB scores is refused. It
+--   needs no examples, so every KB has it from its first build (NULL only with an empty seed, when
+--   the fitted ranker threshold dbrouter__abstain_below applies).
 -- Every column comes once per embedding space: unprefixed for the embedder's vectors, static_ for
 --   the pure-SQL path's static vectors (DuckDB).
 {%- set spaces = dbrouter.embedding_spaces() %}
@@ -27,6 +32,7 @@
 {#- a quantile q is estimable from at least 1 / q probes (50 at 0.02): with fewer, no floor -#}
 {%- set min_probes = (1.0 / in_refused) | round(0, 'ceil') | int %}
 {%- set trust = dbrouter.get_var('dbrouter__trust_examples') %}
+{%- set off_q = dbrouter.get_var('dbrouter__abstain_offtopic_quantile') | float %}
 with
 {%- for p, rel in spaces %}
 {{ p }}emb as (
@@ -145,6 +151,52 @@ with
     select avg(case when f.own_score < x.abstain_floor then 1.0 else 0.0 end) as probes_in_refused,
         avg(case when f.other_score < x.abstain_floor then 1.0 else 0.0 end) as probes_out_refused
     from {{ p }}probe_floor as f cross join {{ p }}floor as x
+),
+{#- The off-topic probes (seed offtopic_probes): each one's best first-ranking score over every
+    database of this KB on this path, scored as the shortlist scores (the trust decision above). -#}
+{{ p }}off as (
+    select probe_id, {{ p }}embedding as embedding
+    from {{ ref('kb_offtopic_probe_embeddings') }}
+    where {{ p }}embedding is not null
+),
+{{ p }}off_ranked as (
+    select o.probe_id, d.db_id, d.doc_kind,
+        {{ dbrouter.cosine_similarity('d.embedding', 'o.embedding') }} as sim,
+        row_number() over (partition by o.probe_id, d.db_id, d.doc_kind
+                           order by {{ dbrouter.cosine_similarity('d.embedding', 'o.embedding') }} desc) as rn
+    from {{ p }}off as o
+    join {{ p }}emb as d on d.doc_kind in ('database', 'table', 'column')
+),
+{{ p }}off_schema as (
+    select probe_id, db_id,
+        {{ dbrouter.schema_score(
+            "max(case when doc_kind = 'database' then sim end)",
+            "avg(case when doc_kind = 'table' and rn <= " ~ var('dbrouter__top_tables') ~ " then sim end)",
+            "avg(case when doc_kind = 'column' and rn <= " ~ var('dbrouter__top_columns') ~ " then sim end)") }} as s_schema
+    from {{ p }}off_ranked
+    group by 1, 2
+),
+{{ p }}off_examples as (
+    select o.probe_id, e.db_id, max({{ dbrouter.cosine_similarity('e.embedding', 'o.embedding') }}) as s_example
+    from {{ p }}off as o
+    join {{ p }}ex as e on true
+    group by 1, 2
+),
+{{ p }}off_best as (
+    select s.probe_id,
+        max(case when {{ 'l.right_by_examples > l.right_by_schema' if trust is none else ('true' if trust else 'false') }}
+                 then (s.s_schema + {{ w }} * coalesce(x.s_example, s.s_schema + g.example_gap)) / (1.0 + {{ w }})
+                 else s.s_schema end) as best
+    from {{ p }}off_schema as s
+    left join {{ p }}off_examples as x on x.probe_id = s.probe_id and x.db_id = s.db_id
+    cross join {{ p }}gap as g
+    cross join {{ p }}loo as l
+    group by s.probe_id
+),
+{{ p }}off_floor as (
+    select count(*) as n_offtopic_probes,
+        case when count(*) > 0 then {{ dbrouter.quantile_cont('best', off_q) }} end as offtopic_floor
+    from {{ p }}off_best
 ){{ "," if not loop.last }}
 {%- endfor %}
 select
@@ -162,6 +214,8 @@ select
     {{ p }}floor.abstain_floor as {{ p }}abstain_floor,
     {{ p }}floor_check.probes_in_refused as {{ p }}probes_in_refused,
     {{ p }}floor_check.probes_out_refused as {{ p }}probes_out_refused,
+    {{ p }}off_floor.n_offtopic_probes as {{ p }}n_offtopic_probes,
+    {{ p }}off_floor.offtopic_floor as {{ p }}offtopic_floor,
 {%- endfor %}
     current_timestamp as calibrated_at
-from {% for p, rel in spaces %}{{ p }}gap cross join {{ p }}loo cross join {{ p }}floor cross join {{ p }}floor_check{{ ' cross join ' if not loop.last }}{% endfor %}
+from {% for p, rel in spaces %}{{ p }}gap cross join {{ p }}loo cross join {{ p }}floor cross join {{ p }}floor_check cross join {{ p }}off_floor{{ ' cross join ' if not loop.last }}{% endfor %}
