@@ -1,10 +1,15 @@
-"""`dbrouter eval abstain`'s pieces that need no KB: the repository without the withheld databases
-and the report."""
+"""`dbrouter eval abstain`'s pieces that need no KB: the repository without the withheld databases,
+the off-topic set and the report."""
 
+import csv
 import json
+from pathlib import Path
 
 from dbrouter.eval.abstain import AbstainMetrics, abstain_report, databases_without_withheld
 from dbrouter.eval.benchmark import Benchmark, is_withheld
+from dbrouter.eval.offtopic import corpus_questions, gibberish, offtopic_questions
+
+SEED = Path(__file__).resolve().parents[2] / "seeds" / "offtopic_probes.csv"
 
 
 def test_withheld_databases_are_left_out_of_the_repository(tmp_path):
@@ -17,14 +22,37 @@ def test_withheld_databases_are_left_out_of_the_repository(tmp_path):
     assert 0 < len(kept) < len(ids)  # some of 40 are withheld, not all
 
 
-def test_abstain_report_names_both_sides_paths_and_rules():
+def test_the_offtopic_set_is_the_public_corpus_and_gibberish_never_the_calibration_probes():
+    corpus = corpus_questions()
+    assert len(corpus) > 500 and len({t for _, t in corpus}) == len(corpus)
+    assert {"trivia", "greetings", "ai"} <= {c for c, _ in corpus}
+    picked = offtopic_questions(n_corpus=400, n_gibberish=100)
+    assert len(picked) == 500 and picked == offtopic_questions(n_corpus=400, n_gibberish=100)  # seeded
+    assert sum(k == "gibberish" for k, _ in picked) == 100
+    with SEED.open(encoding="utf-8") as f:
+        probes = {row["question"].strip().lower() for row in csv.DictReader(f)}
+    assert len(probes) > 50 and not probes & {t.strip().lower() for _, t in picked}
+
+
+def test_gibberish_is_seeded_letters():
+    assert gibberish(20, seed=3) == gibberish(20, seed=3) != gibberish(20, seed=4)
+    assert all(w.isalpha() and w.islower() and 3 <= len(w) <= 9 for g in gibberish(50) for w in g.split())
+
+
+def test_abstain_report_names_kbs_paths_floors_and_every_kind_of_question():
     udf = AbstainMetrics("b", n_out=10, n_in=20, out_refused=0.4, in_refused=0.05, in_r1=0.9,
                          in_r1_with_abstention=0.88, threshold=19.42, seconds=1.0, path="udf", floor=0.31,
-                         kb_estimate_out_refused=0.5, kb_estimate_in_refused=0.02)
-    sql = AbstainMetrics("b", n_out=10, n_in=20, out_refused=0.1, in_refused=0.0, in_r1=0.85,
-                         in_r1_with_abstention=0.85, threshold=19.42, seconds=1.0, path="sql")
-    report = abstain_report([udf, sql], "dbrouter eval abstain --benchmark B")
-    assert report.key == "eval abstain b" and "**0.4000**" in report.markdown
-    assert "| udf | 0.31 |" in report.markdown and "| sql | none: ranker score < 19.42 |" in report.markdown
-    assert report.text.startswith("b abstain (udf path, floor 0.31): out-of-repository refused 0.4000 (n=10)")
-    assert [p["path"] for p in report.data["paths"]] == ["udf", "sql"]
+                         kb_estimate_out_refused=0.5, kb_estimate_in_refused=0.02, n_off=50, off_refused=0.96,
+                         offtopic_floor=0.2, off_refused_by_vocabulary=0.5)
+    sql = AbstainMetrics("b", n_out=0, n_in=20, out_refused=0.0, in_refused=0.0, in_r1=0.85,
+                         in_r1_with_abstention=0.85, threshold=19.42, seconds=1.0, path="sql", kb="schema-only",
+                         n_off=50, off_refused=0.9, offtopic_floor=0.61)
+    none = AbstainMetrics("b", n_out=0, n_in=1, out_refused=0.0, in_refused=0.0, in_r1=1.0,
+                          in_r1_with_abstention=1.0, threshold=19.42, seconds=1.0, path="sql", kb="schema-only")
+    report = abstain_report([udf, sql, none], "dbrouter eval abstain --benchmark B")
+    assert report.key == "eval abstain b" and "**0.4000** (n=10)" in report.markdown
+    assert "| examples | udf | examples 0.31 | **0.9600** (n=50) | 0.5 |" in report.markdown
+    assert "| schema-only | sql | off-topic 0.61 | **0.9000** (n=50) | - | - |" in report.markdown
+    assert "| schema-only | sql | ranker score < 19.42 | - |" in report.markdown
+    assert report.text.startswith("b abstain (examples KB, udf path, examples 0.31): off-topic refused 0.96 (n=50)")
+    assert [p["kb"] for p in report.data["paths"]] == ["examples", "schema-only", "schema-only"]
