@@ -38,12 +38,13 @@ def cmd_ingest(args) -> int:
     import duckdb
 
     from dbrouter.kb.build import lock_conflict_message
+    from dbrouter.kb.changes import changes_path
     from dbrouter.kb.ingest import ingest
     from dbrouter.sources.config import load_sources
 
     try:  # in place, not atomic: `build` is the atomic path
         report = ingest(load_sources(args.sources), warehouse_path(args), progress=err,
-                        query_log=log_path(warehouse_path(args)))
+                        query_log=log_path(warehouse_path(args)), changes=changes_path(warehouse_path(args)))
     except duckdb.IOException as exc:
         msg = lock_conflict_message(warehouse_path(args), exc)
         if msg is None:

@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING
 
 from dbrouter.errors import USER_ERRORS, DbrouterError, DbtRunError
 from dbrouter.feedback.log import log_path
+from dbrouter.kb.changes import changes_path
 from dbrouter.kb.dbt_runner import Interrupted, dbt_workdir, run_dbt, user_profile
 from dbrouter.kb.ingest import ingest
 
@@ -375,7 +376,8 @@ def _build(config: SourcesConfig, warehouse: Path, embedder: str | None, progres
             shutil.copyfile(warehouse, temp)
             if _wal(warehouse).exists():  # a crashed writer's log: part of the current state
                 shutil.copyfile(_wal(warehouse), _wal(temp))
-        report = ingest(config, temp, progress=progress, query_log=log_path(warehouse))
+        report = ingest(config, temp, progress=progress, query_log=log_path(warehouse),
+                        changes=changes_path(warehouse))
         if on_ingested:
             on_ingested(report)
         dbt_started = time.time()

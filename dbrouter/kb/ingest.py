@@ -21,6 +21,7 @@ import pyarrow as pa
 
 from dbrouter.errors import SourceError
 from dbrouter.feedback.log import load_into
+from dbrouter.kb import changes as user_changes
 from dbrouter.kb.tables import ensure_tables
 from dbrouter.sources.base import DatabaseSnapshot, Issue, SourcesConfig, check_foreign_keys, default_db_id, utf8_error
 from dbrouter.sources.registry import source_type
@@ -387,7 +388,8 @@ def unrouted_issues(databases: set[str], examples: list[dict], statements: list[
 
 
 def ingest(config: SourcesConfig, warehouse: str | Path,
-           progress: Callable[[str], None] | None = None, query_log: Path | None = None) -> IngestReport:
+           progress: Callable[[str], None] | None = None, query_log: Path | None = None,
+           changes: Path | None = None) -> IngestReport:
     """Snapshot all sources of ``config`` into ``warehouse``.
 
     Args:
@@ -396,6 +398,8 @@ def ingest(config: SourcesConfig, warehouse: str | Path,
         progress: progress callback (e.g. ``print`` to stderr).
         query_log: the query log journal whose new entries are added to ``dbrouter_user.query_log``
             (None: none).
+        changes: the changes journal (:mod:`dbrouter.kb.changes`) whose changes not applied yet are
+            applied to the user's examples and statements (None: none).
 
     Returns:
         An :class:`IngestReport`; its issues include the examples and statements for databases
@@ -412,6 +416,12 @@ def ingest(config: SourcesConfig, warehouse: str | Path,
         logged = load_into(con, query_log)
         if logged and progress:
             progress(f"query log: {logged} new entries from {query_log} added to dbrouter_user.query_log")
+        applied = user_changes.load_into(con, changes)
+        if (applied.changes or applied.bad or applied.refused) and progress:
+            progress(f"changes: {applied.changes} from {changes} applied to the examples and statements "
+                     f"({applied.rows} rows)" + (f"; {applied.bad} lines that are not changes skipped" if applied.bad else ""))
+            for refused in applied.refused[:5]:
+                progress(f"  change refused: {refused}")
         user_statements = [dict(db_id=d, statement=st) for d, st in
                            con.execute("select db_id, statement from dbrouter_user.statements").fetchall()]
     finally:
