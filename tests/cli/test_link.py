@@ -42,7 +42,7 @@ def test_link_and_ask_on_an_abstention_name_the_closest_and_how_to_force_one(bui
         proc = run_cli(command, "asdf qwerty", "--warehouse", str(built_kb["warehouse"]), check=False,
                        env={"DBROUTER_LLM_BASE_URL": ""})
         assert proc.returncode in (1, 2) and "Traceback" not in proc.stderr, proc.stderr
-        assert "no database matches confidently" in proc.stderr and "Closest: " in proc.stderr
+        assert "no database here is about this" in proc.stderr and "Closest: " in proc.stderr  # the vocabulary test
         assert "pass it with --db " in proc.stderr
 
 
