@@ -37,6 +37,8 @@ class RetrievedExample:
     tables_used: list[str]
     score: float
     threshold: float
+    similarity: float | None = None
+    """What the stage compared with ``threshold`` (``score`` orders; the expanded stage re-ranks)."""
 
 
 @dataclass
@@ -101,7 +103,7 @@ def retrieve_examples(con, question: str | None, db: str | None = None, k: int =
         Ranked :class:`RetrievedExample` list (all from the same, first successful stage).
     """
     return _rows(con, RetrievedExample, "select rank, stage, db_id, example_id, question, sql_text, tables_used, "
-                 "score, threshold from retrieve_examples(?, ?, ?)", question, db, k)
+                 "score, threshold, similarity from retrieve_examples(?, ?, ?)", question, db, k)
 
 
 def _rows(con, cls, sql: str, question: str | None, db: str | None, k: int) -> list:

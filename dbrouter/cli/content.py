@@ -265,7 +265,9 @@ def cmd_retrieve(args) -> int:
         if isinstance(f, RetrievedStatement):
             print(f"{f.rank}. [{f.db_id}] {f.statement}   score {f.score} (matched: {f.matched_text!r})")
         elif isinstance(f, RetrievedExample):
-            print(f"{f.rank}. [{f.db_id}] stage {f.stage}, score {f.score} >= {f.threshold}: {f.question}\n   {f.sql}")
+            rerank = f", re-rank score {f.score}" if f.similarity is not None and f.score != f.similarity else ""
+            print(f"{f.rank}. [{f.db_id}] stage {f.stage}, similarity {f.similarity} >= {f.threshold}{rerank}: "
+                  f"{f.question}\n   {f.sql}")
     return 0
 
 

@@ -11,7 +11,8 @@
     dbrouter_normalize_question(), embed(), dbrouter_embedder() (path 'udf'), or
     kb_static_document_embeddings, kb_static_pieces, kb_static_model (path 'sql').
   Produces: the body (a query, no trailing semicolon) of the table function returning
-    (rank, stage, db_id, example_id, question, sql_text, tables_used, score, threshold).
+    (rank, stage, db_id, example_id, question, sql_text, tables_used, score, threshold, similarity):
+    similarity is what the stage compared with threshold; score orders (stage 4: re-ranked).
 -#}
 {% macro retrieve_examples_function(path='udf') -%}
   {{ return(adapter.dispatch('retrieve_examples_function', 'dbrouter')(path)) }}
@@ -88,7 +89,8 @@ sims as (
 select
     cast(row_number() over (order by b.score desc, b.example_id) as integer) as rank,
     b.stage_name as stage, ex.db_id, b.example_id, ex.question, ex.sql_text, ex.tables_used,
-    round(cast(b.score as double), 4) as score, round(cast(b.threshold as double), 4) as threshold
+    round(cast(b.score as double), 4) as score, round(cast(b.threshold as double), 4) as threshold,
+    round(cast(b.similarity as double), 4) as similarity
 from best as b
 join ex on ex.example_id = b.example_id
 order by b.score desc, b.example_id
@@ -143,7 +145,8 @@ ranked as (
 )
 select
     r.rank, r.stage_name as stage, ex.db_id, r.example_id, ex.question, ex.sql_text, ex.tables_used,
-    round(cast(r.score as double), 4) as score, round(cast(r.threshold as double), 4) as threshold
+    round(cast(r.score as double), 4) as score, round(cast(r.threshold as double), 4) as threshold,
+    round(cast(r.similarity as double), 4) as similarity
 from ranked as r
 join ex on ex.example_id = r.example_id
 where r.rank <= greatest(coalesce(k, 3), 1)

@@ -65,7 +65,7 @@
      'params': [('question', 'varchar', none), ('db', 'varchar', none), ('k', 'integer', 3)],
      'returns': [('rank', 'integer'), ('stage', 'varchar'), ('db_id', 'varchar'), ('example_id', 'varchar'),
                  ('question', 'varchar'), ('sql_text', 'varchar'), ('tables_used', 'varchar[]'), ('score', 'double'),
-                 ('threshold', 'double')],
+                 ('threshold', 'double'), ('similarity', 'double')],
      'description': 'stored question/SQL examples (exact, normalized, main clause, expanded)'},
     {'name': 'retrieve_columns', 'kind': 'table', 'paths': true,
      'params': [('question', 'varchar', none), ('db', 'varchar', none), ('k', 'integer', 10),

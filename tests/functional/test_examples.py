@@ -40,11 +40,16 @@ def test_cascade_exact_match_returns_the_stored_sql(kb_con):
 
 
 def test_cascade_stages_and_bad_input(kb_con):
-    rows = kb_con.execute("select stage, score, threshold, db_id from retrieve_examples("
+    rows = kb_con.execute("select stage, score, threshold, db_id, similarity from retrieve_examples("
                           "'how many singers are older than 40', 'concert_singer', 3)").fetchall()
     assert rows and len({r[0] for r in rows}) == 1 and rows[0][0] in ("normalized", "main_clause", "expanded")
     assert all(r[3] == "concert_singer" for r in rows)
-    assert all(r[1] >= r[2] or r[0] == "expanded" for r in rows)
+    # what is shown as compared was compared (before: the expanded stage printed its re-rank score,
+    # "score 0.1373 >= 0.2183")
+    assert all(r[4] >= r[2] for r in rows) and all(r[1] == r[4] or r[0] == "expanded" for r in rows)
+    expanded = kb_con.execute("select score, threshold, similarity, stage from retrieve_examples("
+                              "'which vocalists perform at the arena shows', NULL, 5)").fetchall()
+    assert all(r[2] >= r[1] for r in expanded)
     for bad in (None, "", "   "):
         assert kb_con.execute("select count(*) from retrieve_examples(?, NULL)", [bad]).fetchall() == [(0,)]
     assert kb_con.execute("select count(*) from retrieve_examples('singers', 'no_such_db')").fetchall() == [(0,)]
