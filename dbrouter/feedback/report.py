@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import html
 import math
+import shlex
 import statistics
 from collections import Counter
 from dataclasses import dataclass, field
@@ -29,6 +30,8 @@ class Summary:
     p50_s: float
     p95_s: float
     users: dict[str, int] = field(default_factory=dict)
+    candidates: list[tuple[str, str]] = field(default_factory=list)
+    """Unanswered questions with the database their ranking put first: candidate examples to verify."""
 
 
 def summarize(entries: list[LogEntry], top: int = 10) -> Summary:
@@ -44,6 +47,7 @@ def summarize(entries: list[LogEntry], top: int = 10) -> Summary:
     routed = [e for e in entries if e.tool in ("link", "ask") or e.tool.startswith("route")]  # serve: route_query...
     seconds = sorted(e.seconds for e in entries)
     unanswered = Counter(e.question for e in routed if e.question and (e.status in UNANSWERED or e.abstained))
+    closest = {e.question: e.ranking[0] for e in routed if e.question in unanswered and e.ranking}
     return Summary(
         calls=len(entries), by_tool=dict(Counter(e.tool for e in entries)),
         by_database=Counter(e.chosen for e in entries if e.chosen).most_common(top),
@@ -52,7 +56,8 @@ def summarize(entries: list[LogEntry], top: int = 10) -> Summary:
         slowest=sorted(((e.seconds, e.tool, e.question or e.sql or "") for e in entries), reverse=True)[:top],
         p50_s=round(statistics.median(seconds), 3) if seconds else 0.0,
         p95_s=round(seconds[max(0, math.ceil(0.95 * len(seconds)) - 1)], 3) if seconds else 0.0,  # nearest rank
-        users=dict(Counter(e.user or "(none)" for e in entries)))
+        users=dict(Counter(e.user or "(none)" for e in entries)),
+        candidates=[(q, closest[q]) for q, _ in unanswered.most_common(top) if q in closest])
 
 
 def text_report(s: Summary) -> str:
@@ -70,6 +75,11 @@ def text_report(s: Summary) -> str:
     lines += [f"  {n:6d}  {printable(db)}" for db, n in s.by_database] or ["  (none)"]
     lines += ["", "unanswered questions (abstained, failed or needing an LLM):"]
     lines += [f"  {n:6d}  {printable(q)}" for q, n in s.unanswered] or ["  (none)"]
+    if s.candidates:
+        lines += ["", "candidate examples (the closest database; write the SQL that answers it, check the "
+                      "database, then add it):"]
+        lines += [f"  dbrouter examples add --db {shlex.quote(printable(db))} --question {shlex.quote(printable(q))} "
+                  "--sql '<the SELECT that answers it>'" for q, db in s.candidates]
     lines += ["", "slowest calls:"]
     lines += [f"  {sec:8.3f} s  {printable(tool):8s} {printable(text[:100])}" for sec, tool, text in s.slowest] \
         or ["  (none)"]

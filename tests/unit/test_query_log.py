@@ -162,3 +162,17 @@ def test_one_client_cannot_fill_everyones_journal(tmp_path, capsys):
     assert append(log, entry("an honest question"), budget, "127.0.0.1")
     assert "drops 10.0.0.9's entries" in capsys.readouterr().err
     assert [e.question for e in read(log)][-1] == "an honest question"
+
+
+def test_unanswered_questions_become_candidate_examples_with_their_closest_database(tmp_path):
+    from dbrouter.feedback.report import summarize, text_report
+
+    log = tmp_path / "q.jsonl"
+    append(log, LogEntry("cli", "route", "Who sings the most? it's late", ranking=["singer", "musical"],
+                         abstained=True, status="abstained"))
+    append(log, LogEntry("cli", "route", "How many singers?", ranking=["singer"], chosen="singer"))
+    append(log, LogEntry("cli", "ask", "Nothing ranked", ranking=[], abstained=True, status="abstained"))
+    s = summarize(list(read(log)))
+    assert s.candidates == [("Who sings the most? it's late", "singer")]  # answered and unranked ones are not
+    text = text_report(s)
+    assert "dbrouter examples add --db singer --question 'Who sings the most? it'\"'\"'s late' --sql" in text
