@@ -40,6 +40,8 @@
     'dbrouter__coverage_penalty': 2,
     'dbrouter__example_floor': 0.6,
     'dbrouter__example_votes': 10,
+    'dbrouter__paraphrase_min': 0.9,
+    'dbrouter__paraphrase_min_static': 0.97,
     'dbrouter__abstain_in_repository': 0.02,
     'dbrouter__abstain_offtopic_quantile': 0.5,
     'dbrouter__phrase_max_words': 3,

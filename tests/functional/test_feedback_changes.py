@@ -69,6 +69,17 @@ def test_examples_added_and_removed_while_a_server_holds_the_warehouse_reach_the
     assert "changes: 1 from" in built.stderr
     after = json.loads(run_cli("route", QUESTION, "--json", "--no-log", "--warehouse", wh).stdout)
     assert after["ranking"][0]["db_id"] == "orchestra"  # the stored question routes to its database
+    # and so does a close paraphrase, though one example is too few for the KB to trust its examples
+    paraphrase = QUESTION.replace("according to our records", "according to the records we keep")
+    para = json.loads(run_cli("route", paraphrase, "--json", "--no-log", "--warehouse", wh).stdout)
+    assert para["ranking"][0]["db_id"] == "orchestra" and para["ranking"][0]["evidence"]["example_match"]
+    import duckdb
+
+    with duckdb.connect(wh, read_only=True) as con:
+        assert con.execute("select examples_trusted from kb_routing_calibration").fetchone()[0] == 0
+        sql_top = con.execute("select db_id, evidence->>'example_match' from route_query_ranked_sql(?, 1)",
+                              [paraphrase]).fetchone()
+    assert sql_top == ("orchestra", "true")  # the pure-SQL path too (its own, higher similarity bar)
     mine = [e for e in _list(kb, "--question", QUESTION.upper())]  # case is ignored
     assert len(mine) == 1 and not mine[0]["pending"] and mine[0]["origin"].startswith("cli:")
     server = _hold_open(kb["warehouse"])
