@@ -129,11 +129,11 @@ example_match as (
     join q_key as k on k.question_key = e.question_key
     where {{ dbrouter.allowed_database('e.db_id') }}
     union
-    select top.db_id
+    select nearest.db_id
     from (select db_id, sim, row_number() over (order by sim desc, doc_label, db_id) as rn
-          from hits where doc_kind = 'example') as top
+          from hits where doc_kind = 'example') as nearest
     cross join calibration as t
-    where top.rn = 1 and t.trusted = 0 and top.sim >= {{ paraphrase_min }}
+    where nearest.rn = 1 and t.trusted = 0 and nearest.sim >= {{ paraphrase_min }}
 ),
 {#- The lexical channel (kb_table_terms): BM25 of the question's content words over each table's
     distinct terms; a database scores by its best table, so width alone earns nothing. It ranks
