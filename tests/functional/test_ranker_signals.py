@@ -124,6 +124,13 @@ def test_a_few_examples_for_two_databases_do_not_make_routing_worse(tmp_path):
     con = connect(with_few, embedder="hash")
     try:
         assert con.execute("select examples_trusted from kb_routing_calibration").fetchone()[0] == 0
+        # six examples cannot estimate the cascade's quantiles: its similarity stages stay off rather
+        # than follow them (one junk example among six had opened the expanded stage to -0.044)
+        assert con.execute("select normalized_threshold, main_clause_threshold, expanded_threshold, "
+                           "static_expanded_threshold from kb_example_thresholds").fetchone() == (1.0, 1.0, 1.0, 1.0)
+        question = json.loads(few[0])["question"]
+        assert [r[0] for r in con.execute("select stage from retrieve_examples(?, null, 3)", [question]).fetchall()] \
+            == ["exact"]
     finally:
         con.close()
     assert _r_at_1(with_few, others) >= _r_at_1(without, others)

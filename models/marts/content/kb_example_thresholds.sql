@@ -9,7 +9,10 @@
 --                                                   fields: question, normalised, main clause)
 -- expanded_threshold    = min(P01(intra), stage 3) (stage 4: keeps 99% of an example's own
 --                                                   descriptor pairs)
--- With no examples the thresholds are 1.0 and the cascade never fires.
+-- With no examples the thresholds are 1.0 and the cascade never fires. A quantile q is estimated
+-- from at least 1 / q values (P95: 20 examples, P90: 10, P01: 100 descriptor pairs); with fewer
+-- its stage stays off (1.0) instead of following a handful of examples: one junk example among
+-- six had set the expanded threshold to -0.044, and every example then matched every question.
 -- The static_* thresholds are the same over the static vectors (the pure-SQL path's cascade).
 {{ config(post_hook="{{ dbrouter.log_example_thresholds() }}") }}
 {%- set spaces = dbrouter.embedding_spaces() %}
@@ -36,9 +39,12 @@ with
 ),
 {{ p }}stats as (
     select
-        (select percentile_cont(0.95) within group (order by sim) from {{ p }}inter_normalized) as p95_inter_normalized,
-        (select percentile_cont(0.90) within group (order by sim) from {{ p }}inter_normalized) as p90_inter_normalized,
-        (select percentile_cont(0.01) within group (order by sim) from {{ p }}intra) as p01_intra,
+        (select case when count(*) >= 20 then percentile_cont(0.95) within group (order by sim) end
+         from {{ p }}inter_normalized) as p95_inter_normalized,
+        (select case when count(*) >= 10 then percentile_cont(0.90) within group (order by sim) end
+         from {{ p }}inter_normalized) as p90_inter_normalized,
+        (select case when count(*) >= 100 then percentile_cont(0.01) within group (order by sim) end
+         from {{ p }}intra) as p01_intra,
         (select count(distinct example_id) from {{ p }}emb) as n_examples
 ){{ "," if not loop.last }}
 {%- endfor %}
