@@ -25,6 +25,7 @@ def cmd_serve(args) -> int:
         if args.password_env:
             raise DbrouterError("--access gives every user a password of their own: drop --password-env")
         policy = load_policy(args.access)
+        policy.check_passwords()
     config = ServeConfig(warehouse_path(args), args.host, args.port, password_from_env(args.password_env),
                          args.allow_remote, max_connections=args.max_connections, max_rows=args.max_rows,
                          policy=policy, query_log=None if args.no_log else log_path(warehouse_path(args)))
@@ -60,7 +61,11 @@ def cmd_mcp(args) -> int:
             if not args.user:
                 raise DbrouterError("--access over stdio needs --user NAME (and the user's password in "
                                     "$DBROUTER_PASSWORD)")
+            if args.user in policy.users:
+                policy.check_passwords([args.user])
             user = policy.authenticate(args.user, os.environ.get("DBROUTER_PASSWORD"))
+        else:
+            policy.check_passwords()
     elif args.user:
         raise DbrouterError("--user needs --access FILE (the policy that says what the user may see)")
     config = McpConfig(warehouse_path(args), http=args.http, host=args.host, port=args.port,

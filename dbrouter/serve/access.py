@@ -85,6 +85,24 @@ class AccessPolicy:
         return access
 
 
+    def check_passwords(self, users: list[str] | None = None) -> None:
+        """Refuse to start when a user's password variable is unset: every login of that user would fail.
+
+        Args:
+            users: only these users (None: every user of the policy).
+
+        Raises:
+            AccessError: naming each user and the variable to set.
+        """
+        unset = [(name, a.password_env) for name, a in self.users.items()
+                 if (users is None or name in users) and not os.environ.get(a.password_env)]
+        if unset:
+            shown = ", ".join(f"{name} (${env})" for name, env in unset)
+            raise AccessError(f"access policy: the password variable of {len(unset)} user(s) is unset or empty: "
+                              f"{shown}; set it in the environment before starting (every login of such a user "
+                              "would fail)")
+
+
 class LoginThrottle:
     """Failed logins per client address: ``limit`` failures within ``window`` seconds lock the address
     out until the oldest is older than the window (what `dbrouter serve` and `dbrouter mcp --http`

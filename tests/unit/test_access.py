@@ -112,3 +112,33 @@ def test_a_kb_whose_routing_ignores_the_scope_is_refused_not_served_unfiltered(t
     assert con.execute("select db_id from kb_allowed_databases").fetchall() == [("crm",)]
     restrict(con, None)
     assert len(con.execute("select db_id from kb_allowed_databases").fetchall()) == 3
+
+
+def test_a_user_whose_password_variable_is_unset_stops_the_start_naming_it(tmp_path, monkeypatch):
+    """Before: serve/mcp --access started, and every login of that user failed with a message about
+    --password-env, the wrong option."""
+    path = tmp_path / "access.yml"
+    path.write_text("users:\n  alice: {password_env: PW_ALICE_T, databases: ['*']}\n"
+                    "  bob: {password_env: PW_BOB_T, databases: [a]}\n")
+    policy = load_policy(path)
+    monkeypatch.setenv("PW_ALICE_T", "s3cret")
+    monkeypatch.setenv("PW_BOB_T", "")
+    with pytest.raises(AccessError, match=r"1 user\(s\) is unset or empty: bob \(\$PW_BOB_T\)"):
+        policy.check_passwords()
+    policy.check_passwords(["alice"])  # an MCP stdio session of alice needs only hers
+    monkeypatch.setenv("PW_BOB_T", "x")
+    policy.check_passwords()
+
+
+def test_serve_with_an_unset_password_variable_refuses_to_start(tmp_path):
+    import os
+    import subprocess
+
+    from tests.conftest import DBROUTER
+
+    path = tmp_path / "access.yml"
+    path.write_text("users:\n  alice: {password_env: PW_UNSET_FOR_TEST, databases: ['*']}\n")
+    env = {k: v for k, v in os.environ.items() if k != "PW_UNSET_FOR_TEST"}
+    proc = subprocess.run([DBROUTER, "serve", "--warehouse", str(tmp_path / "kb.duckdb"), "--access", str(path),
+                           "--port", "0"], env=env, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2 and "alice ($PW_UNSET_FOR_TEST)" in proc.stderr and "Traceback" not in proc.stderr
