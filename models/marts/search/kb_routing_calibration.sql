@@ -33,6 +33,15 @@
 {%- set min_probes = (1.0 / in_refused) | round(0, 'ceil') | int %}
 {%- set trust = dbrouter.get_var('dbrouter__trust_examples') %}
 {%- set off_q = dbrouter.get_var('dbrouter__abstain_offtopic_quantile') | float %}
+{#- A (question, database)'s schema score over rows (doc_kind, sim, rn: rank within its kind), and
+    the shortlist's fused score over s (s_schema), x (s_example) and g (example_gap); the trust
+    decision over l (the leave-one-out counts). Written once, read by every probe set below. -#}
+{%- set schema_sql = dbrouter.schema_score(
+    "max(case when doc_kind = 'database' then sim end)",
+    "avg(case when doc_kind = 'table' and rn <= " ~ var('dbrouter__top_tables') ~ " then sim end)",
+    "avg(case when doc_kind = 'column' and rn <= " ~ var('dbrouter__top_columns') ~ " then sim end)") %}
+{%- set fused_sql = "(s.s_schema + " ~ w ~ " * coalesce(x.s_example, s.s_schema + g.example_gap)) / (1.0 + " ~ w ~ ")" %}
+{%- set trusted_sql = 'l.right_by_examples > l.right_by_schema' if trust is none else ('true' if trust else 'false') %}
 with
 {%- for p, rel in spaces %}
 {{ p }}emb as (
@@ -55,10 +64,7 @@ with
 {{ p }}schema_scores as (
     select
         document_id,
-        {{ dbrouter.schema_score(
-            "max(case when doc_kind = 'database' then sim end)",
-            "avg(case when doc_kind = 'table' and rn <= " ~ var('dbrouter__top_tables') ~ " then sim end)",
-            "avg(case when doc_kind = 'column' and rn <= " ~ var('dbrouter__top_columns') ~ " then sim end)") }} as s_schema
+        {{ schema_sql }} as s_schema
     from {{ p }}ranked
     group by 1
 ),
@@ -91,10 +97,7 @@ with
 {{ p }}probe_schema as (
     select
         document_id, db_id,
-        {{ dbrouter.schema_score(
-            "max(case when doc_kind = 'database' then sim end)",
-            "avg(case when doc_kind = 'table' and rn <= " ~ var('dbrouter__top_tables') ~ " then sim end)",
-            "avg(case when doc_kind = 'column' and rn <= " ~ var('dbrouter__top_columns') ~ " then sim end)") }} as s_schema
+        {{ schema_sql }} as s_schema
     from {{ p }}probe_ranked
     group by 1, 2
 ),
@@ -107,7 +110,7 @@ with
 ),
 {{ p }}probe_scored as (
     select s.document_id, s.db_id, s.s_schema,
-        (s.s_schema + {{ w }} * coalesce(x.s_example, s.s_schema + g.example_gap)) / (1.0 + {{ w }}) as s_fused
+        {{ fused_sql }} as s_fused
     from {{ p }}probe_schema as s
     left join {{ p }}probe_examples as x on x.document_id = s.document_id and x.db_id = s.db_id
     cross join {{ p }}gap as g
@@ -136,8 +139,7 @@ with
         max(case when s.db_id = pr.db_id then s.score end) as own_score,
         max(case when s.db_id <> pr.db_id then s.score end) as other_score
     from (select document_id, db_id,
-              case when {{ 'l.right_by_examples > l.right_by_schema' if trust is none else ('true' if trust else 'false') }}
-                   then s_fused else s_schema end as score
+              case when {{ trusted_sql }} then s_fused else s_schema end as score
           from {{ p }}probe_scored cross join {{ p }}loo as l) as s
     join {{ p }}probe as pr on pr.document_id = s.document_id
     group by s.document_id
@@ -159,20 +161,18 @@ with
     from {{ ref('kb_offtopic_probe_embeddings') }}
     where {{ p }}embedding is not null
 ),
-{{ p }}off_ranked as (
-    select o.probe_id, d.db_id, d.doc_kind,
-        {{ dbrouter.cosine_similarity('d.embedding', 'o.embedding') }} as sim,
-        row_number() over (partition by o.probe_id, d.db_id, d.doc_kind
-                           order by {{ dbrouter.cosine_similarity('d.embedding', 'o.embedding') }} desc) as rn
+{{ p }}off_hits as (
+    select o.probe_id, d.db_id, d.doc_kind, {{ dbrouter.cosine_similarity('d.embedding', 'o.embedding') }} as sim
     from {{ p }}off as o
     join {{ p }}emb as d on d.doc_kind in ('database', 'table', 'column')
 ),
+{{ p }}off_ranked as (
+    select *, row_number() over (partition by probe_id, db_id, doc_kind order by sim desc) as rn
+    from {{ p }}off_hits
+),
 {{ p }}off_schema as (
     select probe_id, db_id,
-        {{ dbrouter.schema_score(
-            "max(case when doc_kind = 'database' then sim end)",
-            "avg(case when doc_kind = 'table' and rn <= " ~ var('dbrouter__top_tables') ~ " then sim end)",
-            "avg(case when doc_kind = 'column' and rn <= " ~ var('dbrouter__top_columns') ~ " then sim end)") }} as s_schema
+        {{ schema_sql }} as s_schema
     from {{ p }}off_ranked
     group by 1, 2
 ),
@@ -184,9 +184,7 @@ with
 ),
 {{ p }}off_best as (
     select s.probe_id,
-        max(case when {{ 'l.right_by_examples > l.right_by_schema' if trust is none else ('true' if trust else 'false') }}
-                 then (s.s_schema + {{ w }} * coalesce(x.s_example, s.s_schema + g.example_gap)) / (1.0 + {{ w }})
-                 else s.s_schema end) as best
+        max(case when {{ trusted_sql }} then {{ fused_sql }} else s.s_schema end) as best
     from {{ p }}off_schema as s
     left join {{ p }}off_examples as x on x.probe_id = s.probe_id and x.db_id = s.db_id
     cross join {{ p }}gap as g
