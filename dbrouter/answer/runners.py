@@ -60,10 +60,22 @@ def target_for(con, db_id: str) -> Target:
     kind, path = con.execute("select source_type, source_path from kb_databases where db_id = ?", [db_id]).fetchone()
     target = source_type(kind).target(db_id, path)
     if target.url is not None and kind == "url":  # a server: its role may see more than this database
-        rows = con.execute("select table_name, shard_pattern from kb_tables where db_id = ?", [db_id]).fetchall()
-        names = {str(n).lower() for n, _ in rows} | {str(p).lower() for _, p in rows if p}
-        target = dataclasses.replace(target, tables=frozenset(names))
+        target = dataclasses.replace(target, tables=kb_table_names(con, db_id))
     return target
+
+
+def kb_table_names(con, db_id: str) -> frozenset[str]:
+    """The tables the knowledge base holds for ``db_id``, as :attr:`Target.tables` names them.
+
+    Args:
+        con: KB connection.
+        db_id: a database of the knowledge base.
+
+    Returns:
+        Lower-case table names and shard-group patterns (``events_*``).
+    """
+    rows = con.execute("select table_name, shard_pattern from kb_tables where db_id = ?", [db_id]).fetchall()
+    return frozenset({str(n).lower() for n, _ in rows} | {str(p).lower() for _, p in rows if p})
 
 
 

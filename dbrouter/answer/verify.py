@@ -10,7 +10,7 @@ knowledge base knows for it instead.
 from __future__ import annotations
 
 from dbrouter.answer.guard import UnsafeSQL, check_read_only
-from dbrouter.answer.runners import check_tables, execute, target_for
+from dbrouter.answer.runners import check_tables, execute, kb_table_names, target_for
 from dbrouter.errors import DbrouterError
 from dbrouter.sources.base import NoDataSource, Target
 
@@ -62,10 +62,9 @@ def _check_against_catalog(con, db_id: str, sql: str, dialect: str) -> str:
         statement = check_read_only(sql, dialect)
     except UnsafeSQL as exc:
         raise DbrouterError(f"the example's SQL is refused: {exc}") from None
-    rows = con.execute("select table_name, shard_pattern from kb_tables where db_id = ?", [db_id]).fetchall()
-    names = frozenset({str(n).lower() for n, _ in rows} | {str(p).lower() for _, p in rows if p})
     try:
-        check_tables(statement, Target(db_id=db_id, kind="schema", sql_dialect=dialect, tables=names))
+        check_tables(statement, Target(db_id=db_id, kind="schema", sql_dialect=dialect,
+                                       tables=kb_table_names(con, db_id)))
     except UnsafeSQL as exc:
         raise DbrouterError(f"the example's SQL is refused: {exc}; {db_id} has no data source to run it on, "
                             "so its tables were checked against the knowledge base") from None
