@@ -31,7 +31,7 @@ def _submit(args, change, action: str) -> str:
         if msg is None:
             raise
         try:
-            apply(duckdb_memory(), change)  # the same checks as a direct write, before anything is recorded
+            change.check()  # what a direct write would refuse is not recorded either
         except ValueError as bad:
             raise DbrouterError(str(bad)) from bad
         path = append(warehouse_path(args), change)
@@ -48,13 +48,6 @@ def _submit(args, change, action: str) -> str:
     finally:
         con.close()
     return "dbrouter_user." + ("examples" if "example" in change.op else "statements")
-
-
-def duckdb_memory():
-    """An in-memory DuckDB connection (validating a change without the warehouse)."""
-    import duckdb
-
-    return duckdb.connect()
 
 
 def _checked(args, db: str) -> None:
@@ -89,16 +82,21 @@ def _print_items(items, kind: str) -> None:
                                     else ""))
 
 
-def cmd_list(args) -> int:
-    """`examples list` / `statements list --ids`: what the KB holds, with ids, and what is pending."""
+def _stored(args) -> tuple[str, list]:
+    """The command's kind (``example`` / ``statement``) and its items for ``--db`` / ``--question``."""
     from dbrouter.kb.changes import stored_items
 
     kind = "example" if args.command == "examples" else "statement"
     con = connect_kb(args)
     try:
-        items = stored_items(con, warehouse_path(args), kind, args.db, args.question)
+        return kind, stored_items(con, warehouse_path(args), kind, args.db, args.question)
     finally:
         con.close()
+
+
+def cmd_list(args) -> int:
+    """`examples list` / `statements list --ids`: what the KB holds, with ids, and what is pending."""
+    kind, items = _stored(args)
     if args.json:
         print(json.dumps([asdict(it) for it in items]))
     else:
@@ -108,17 +106,12 @@ def cmd_list(args) -> int:
 
 def cmd_remove(args) -> int:
     """`examples remove` / `statements remove`: by id, by database or by question; only what the CLI added."""
-    from dbrouter.kb.changes import Change, stored_items
+    from dbrouter.kb.changes import Change
 
-    kind = "example" if args.command == "examples" else "statement"
     if not (args.id or args.db or args.question):
-        raise DbrouterError(f"say which {kind}s to remove: --id ID (from `dbrouter {args.command} list`), "
+        raise DbrouterError(f"say which {args.command} to remove: --id ID (from `dbrouter {args.command} list`), "
                             "--db DATABASE or --question TEXT")
-    con = connect_kb(args)
-    try:
-        items = stored_items(con, warehouse_path(args), kind, args.db, args.question)
-    finally:
-        con.close()
+    kind, items = _stored(args)
     if args.id:
         unknown = set(args.id) - {it.item_id for it in items}
         if unknown:

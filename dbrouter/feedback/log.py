@@ -27,6 +27,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from dbrouter.errors import DbrouterError
+from dbrouter.kb.tables import journal_offset, record_journal_offset
 
 MAX_TEXT = 4000
 """Characters of a question or SQL text kept in a log line."""
@@ -263,8 +264,6 @@ def journal_rows(path: Path | None, offset: int = 0, limit: int | None = None) -
     return rows, offset, read_lines
 
 
-JOURNALS_TABLE = "dbrouter_user.query_log_journals"
-"""How far each journal was loaded (its path, inode and byte offset), so a build reads only new lines."""
 LOAD_CHUNK = 50_000
 """Journal lines per insert (bounds the build's memory whatever the journal's size)."""
 
@@ -288,11 +287,9 @@ def load_into(con, path: Path | None, table: str = LOG_TABLE) -> int:
         return 0
     import pyarrow as pa
 
-    key, stat = str(path.resolve()), path.stat()
     cur = con.cursor()  # its own results: the caller's connection may hold one unfinished
     try:
-        done = cur.execute(f"select inode, loaded_bytes from {JOURNALS_TABLE} where journal = ?", [key]).fetchall()
-        offset = done[0][1] if done and done[0][0] == stat.st_ino and done[0][1] <= stat.st_size else 0
+        offset = journal_offset(cur, path)
         before = cur.execute(f"select count(*) from {table}").fetchall()[0][0]
         while True:
             rows, offset, read_lines = journal_rows(path, offset, LOAD_CHUNK)
@@ -305,7 +302,7 @@ def load_into(con, path: Path | None, table: str = LOG_TABLE) -> int:
                 cur.unregister("dbrouter_journal")
             if read_lines < LOAD_CHUNK:
                 break
-        cur.execute(f"insert or replace into {JOURNALS_TABLE} values (?, ?, ?)", [key, stat.st_ino, offset]).fetchall()
+        record_journal_offset(cur, path, offset)
         return cur.execute(f"select count(*) from {table}").fetchall()[0][0] - before
     finally:
         cur.close()

@@ -6,7 +6,7 @@ A change is applied to the warehouse's user tables (``dbrouter_user.examples`` /
 (a server, a reader), the change is appended instead to the changes journal beside it,
 ``<warehouse stem>.changes.jsonl``, one JSON line each, and the next build applies the lines it
 has not applied yet, in order, to its copy before `dbt build` (:func:`load_into`, called by
-ingest; how far it got is kept in ``dbrouter_user.query_log_journals`` like the query log's). Either
+ingest; how far it got is kept like the query log's: :func:`dbrouter.kb.tables.journal_offset`). Either
 way the routing functions use a change from the next build on.
 
 Removal is by the id the KB shows (``kb_examples.example_id``, ``kb_domain_statements.statement_id``:
@@ -24,12 +24,19 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from dbrouter.kb.tables import USER_SCHEMA, add_example, add_statement, ensure_tables
+from dbrouter.kb.tables import (
+    USER_SCHEMA,
+    add_example,
+    add_statement,
+    check_example,
+    check_statement,
+    ensure_tables,
+    journal_offset,
+    record_journal_offset,
+)
 
 OPS = ("add_example", "add_statement", "remove_examples", "remove_statements")
 """The kinds of change."""
-JOURNALS_TABLE = f"{USER_SCHEMA}.query_log_journals"
-"""Where a build records how far it read each journal (path, inode, byte offset)."""
 MAX_LINE_BYTES = 1 << 20
 """A journal line longer than this is not a change dbrouter wrote: skipped and counted as bad."""
 
@@ -53,6 +60,17 @@ class Change:
     def __post_init__(self) -> None:
         if self.op not in OPS:
             raise ValueError(f"unknown change {self.op!r} (known: {', '.join(OPS)})")
+
+    def check(self) -> None:
+        """Refuse what applying would refuse (an add with an empty database, question, SQL or statement).
+
+        Raises:
+            ValueError: the reason.
+        """
+        if self.op == "add_example":
+            check_example(self.db_id or "", self.question or "", self.sql or "")
+        elif self.op == "add_statement":
+            check_statement(self.db_id or "", self.statement or "")
 
     def describe(self) -> str:
         """One line saying what the change does."""
@@ -169,19 +187,6 @@ def read(path: Path, offset: int = 0) -> tuple[list[Change], int, int]:
     return out, offset, bad
 
 
-def _loaded(con, path: Path) -> int:
-    """How far builds have applied ``path`` (0 when never, or when the file was replaced)."""
-    if not path.is_file():
-        return 0
-    with contextlib.suppress(Exception):  # a KB older than the journals table: nothing applied
-        row = con.execute(f"select inode, loaded_bytes from {JOURNALS_TABLE} where journal = ?",
-                          [str(path.resolve())]).fetchall()
-        stat = path.stat()
-        if row and row[0][0] == stat.st_ino and row[0][1] <= stat.st_size:
-            return int(row[0][1])
-    return 0
-
-
 def pending(con, warehouse: str | Path) -> list[Change]:
     """The journal's changes that no build has applied yet.
 
@@ -195,7 +200,7 @@ def pending(con, warehouse: str | Path) -> list[Change]:
     path = changes_path(warehouse)
     if not path.is_file():
         return []
-    return read(path, _loaded(con, path))[0]
+    return read(path, journal_offset(con, path))[0]
 
 
 @dataclass
@@ -223,15 +228,14 @@ def load_into(con, path: Path | None) -> Applied:
     if path is None or not path.is_file():
         return done
     ensure_tables(con)
-    changes, offset, done.bad = read(path, _loaded(con, path))
+    changes, offset, done.bad = read(path, journal_offset(con, path))
     for change in changes:
         try:
             done.rows += apply(con, change)
             done.changes += 1
         except ValueError as exc:
             done.refused.append(f"{change.describe()}: {exc}")
-    con.execute(f"insert or replace into {JOURNALS_TABLE} values (?, ?, ?)",
-                [str(path.resolve()), path.stat().st_ino, offset])
+    record_journal_offset(con, path, offset)
     return done
 
 

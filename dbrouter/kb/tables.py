@@ -37,6 +37,45 @@ DDL = [
 ]
 
 
+JOURNALS_TABLE = f"{USER_SCHEMA}.query_log_journals"
+"""How far builds loaded each journal beside the warehouse (the query log's, the changes'): its
+path, inode and byte offset, so a build reads only the lines appended since."""
+
+
+def journal_offset(con, path) -> int:
+    """Where the next load of the journal ``path`` starts: the recorded offset when the file is the
+    same (path and inode) and not shorter, else 0 (rotated, replaced, or never loaded).
+
+    Args:
+        con: a connection to the warehouse (read-only is enough; a KB without the table gives 0).
+        path: the journal, an existing file.
+
+    Returns:
+        A byte offset at a line start.
+    """
+    import duckdb
+
+    stat = path.stat()
+    try:
+        done = con.execute(f"select inode, loaded_bytes from {JOURNALS_TABLE} where journal = ?",
+                           [str(path.resolve())]).fetchall()
+    except duckdb.CatalogException:  # a KB built before the table existed: nothing loaded
+        return 0
+    return int(done[0][1]) if done and done[0][0] == stat.st_ino and done[0][1] <= stat.st_size else 0
+
+
+def record_journal_offset(con, path, offset: int) -> None:
+    """Record that the journal ``path`` is loaded up to ``offset`` (read-write connection).
+
+    Args:
+        con: the warehouse (or a build's copy).
+        path: the journal.
+        offset: bytes loaded.
+    """
+    con.execute(f"insert or replace into {JOURNALS_TABLE} values (?, ?, ?)",
+                [str(path.resolve()), path.stat().st_ino, offset]).fetchall()
+
+
 def ensure_tables(con) -> None:
     """Create the persistent schemas/tables if missing (idempotent).
 
@@ -45,6 +84,32 @@ def ensure_tables(con) -> None:
     """
     for sql in DDL:
         con.execute(sql)
+
+
+def check_statement(db_id: str, statement: str) -> None:
+    """What :func:`add_statement` refuses, without a connection.
+
+    Raises:
+        ValueError: empty db id or statement.
+    """
+    if not db_id or not db_id.strip():
+        raise ValueError("--db is required and must not be empty")
+    if not statement or not statement.strip():
+        raise ValueError("the statement is empty")
+
+
+def check_example(db_id: str, question: str, sql: str) -> None:
+    """What :func:`add_example` refuses, without a connection.
+
+    Raises:
+        ValueError: an empty database, question or SQL.
+    """
+    if not db_id or not db_id.strip():
+        raise ValueError("--db is required and must not be empty")
+    if not question or not question.strip():
+        raise ValueError("the question is empty")
+    if not sql or not sql.strip():
+        raise ValueError("the SQL is empty")
 
 
 def add_statement(con, db_id: str, statement: str, added_by: str = "cli") -> None:
@@ -59,10 +124,7 @@ def add_statement(con, db_id: str, statement: str, added_by: str = "cli") -> Non
     Raises:
         ValueError: empty db id or statement.
     """
-    if not db_id or not db_id.strip():
-        raise ValueError("--db is required and must not be empty")
-    if not statement or not statement.strip():
-        raise ValueError("the statement is empty")
+    check_statement(db_id, statement)
     ensure_tables(con)
     con.execute(f"insert into {USER_SCHEMA}.statements (db_id, statement, added_by) values (?, ?, ?)",
                 [db_id.strip(), statement, added_by])
@@ -81,12 +143,7 @@ def add_example(con, db_id: str, question: str, sql: str, added_by: str = "cli")
     Raises:
         ValueError: an empty database, question or SQL.
     """
-    if not db_id or not db_id.strip():
-        raise ValueError("--db is required and must not be empty")
-    if not question or not question.strip():
-        raise ValueError("the question is empty")
-    if not sql or not sql.strip():
-        raise ValueError("the SQL is empty")
+    check_example(db_id, question, sql)
     ensure_tables(con)
     con.execute(f"insert into {USER_SCHEMA}.examples (db_id, question, sql_text, added_by) values (?, ?, ?, ?)",
                 [db_id.strip(), question.strip(), sql.strip(), added_by])
