@@ -99,6 +99,19 @@ def run_abstain(args: argparse.Namespace) -> tuple[list[Any], int | None]:
     return [abstain_report(m, f"dbrouter eval abstain --benchmark {bench_arg(args)}")], args.limit
 
 
+def run_few(args: argparse.Namespace) -> tuple[list[Any], int | None]:
+    """1, 3 and 5 examples per database against none: R@1 and the stored questions' paraphrases."""
+    from dbrouter.eval.few import eval_few, few_report
+
+    bench = _bench(args)
+    m = eval_few(bench, Path(args.workdir) / bench.name, args.embedder, n_test=args.questions, limit=args.limit)
+    return [few_report(m, f"dbrouter eval few --benchmark {bench_arg(args)} --questions {args.questions}")], args.limit
+
+
+def _few_options(sp: argparse.ArgumentParser) -> None:
+    sp.add_argument("--questions", type=int, default=500, help="test questions routed per KB (seeded; default 500)")
+
+
 def run_build(args: argparse.Namespace) -> tuple[list[Any], int | None]:
     """KB build, no-op rebuild, one-database change."""
     from dbrouter.eval.build import build_report, run_build_benchmark
@@ -319,6 +332,8 @@ EVALS: tuple[EvalCommand, ...] = (
     EvalCommand("link", "schema linking strict recall (SRR), gold database given", run_link, limit=True),
     EvalCommand("abstain", "abstention: out-of-repository questions refused, in-repository R@1 it costs",
                 run_abstain, limit=True),
+    EvalCommand("few", "1, 3 and 5 examples per database against none: R@1, abstention, the stored questions' "
+                "paraphrases", run_few, _few_options, limit=True),
     EvalCommand("sql", "execution accuracy (EX) of generated SQL; needs an LLM", run_sql, _sql_options, limit=True),
     EvalCommand("serve", "load test of `dbrouter serve`: route_query throughput and p50/p95 latency", run_serve,
                 serve_options, benchmark=False),
