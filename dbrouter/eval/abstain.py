@@ -51,6 +51,7 @@ class AbstainMetrics:
     off_refused: float | None = None
     offtopic_floor: float | None = None
     off_refused_by_vocabulary: float | None = None
+    off_refused_by_intent: float | None = None
 
 
 def databases_without_withheld(bench: Benchmark, path: Path) -> Path:
@@ -149,7 +150,8 @@ def _measure(bench: Benchmark, warehouse: Path, embedder: str | None, path: str,
         kb_estimate_in_refused=None if est_in is None else round(float(est_in), 4),
         kb=kb, n_off=len(off), off_refused=_share([a for _, a, _ in off]),
         offtopic_floor=None if off_floor is None else round(float(off_floor), 4),
-        off_refused_by_vocabulary=_share([t == "vocabulary" for _, _, t in off]))
+        off_refused_by_vocabulary=_share([t == "vocabulary" for _, _, t in off]),
+        off_refused_by_intent=_share([t == "intent" for _, _, t in off]))
 
 
 def _threshold(con) -> float | None:
@@ -172,13 +174,14 @@ def abstain_report(levels: list[AbstainMetrics], command: str) -> Report:
 
     rows = "".join(
         f"| {m.kb} | {m.path} | {floor(m)} | {cell(m.off_refused, m.n_off)} | "
-        f"{m.off_refused_by_vocabulary if m.off_refused_by_vocabulary is not None else '-'} | "
+        f"{m.off_refused_by_vocabulary if m.off_refused_by_vocabulary is not None else '-'} / "
+        f"{m.off_refused_by_intent if m.off_refused_by_intent is not None else '-'} | "
         f"{cell(m.out_refused, m.n_out)} | {m.in_refused:.4f} (n={m.n_in}) | {m.in_r1:.4f} | "
         f"**{m.in_r1_with_abstention:.4f}** | {m.kb_estimate_out_refused} / {m.kb_estimate_in_refused} |\n"
         for m in levels)
     markdown = (
         f"#### eval abstain: {m0.benchmark}\n\n"
-        "| KB | path | floor (first-ranking score) | off-topic refused | of them by vocabulary | out-of-repository "
+        "| KB | path | floor (first-ranking score) | off-topic refused | of them by vocabulary / intent | out-of-repository "
         "refused | in-repository refused | R@1 | R@1 with abstention | the KB's own estimate: out / in refused |\n"
         "|---|---|---|---|---|---|---|---|---|---|\n" + rows + "\n"
         "Both KBs lack the cross-domain split's withheld databases (their test questions are out of repository); "
@@ -186,7 +189,8 @@ def abstain_report(levels: list[AbstainMetrics], command: str) -> Report:
         "dbrouter/eval/offtopic.py (chatterbot-corpus opening lines and gibberish, never the KB's probes). The "
         "floor is the KB's own calibration (kb_routing_calibration): with 50 or more examples the 0.02 quantile "
         "of its example questions' first-ranking scores for their own database (leave-one-out), otherwise the "
-        "median best score of the seed offtopic_probes; every KB also refuses a question none of whose words its "
+        "median best score of the seed offtopic_probes, which the intent probe replaces where it has weights for "
+        "the embedder (MiniLM, the static model); every KB also refuses a question none of whose words its "
         "vocabulary knows. The estimate is the share of its example probes refused as if their database were "
         "missing / present.\n\n")
     text = "\n".join(

@@ -49,7 +49,7 @@ def _require(obj: Any, cls: Any, where: str) -> dict[str, Any]:
 SQL_ORDER = ("stage", "example_match", "shortlist", "phrases", "na_phrases", "coverage", "connectivity",
              "connected_without_implied_edges", "needs_implied_edges", "join_tables", "join_path", "total_score",
              "semantic_score", "rank_score", "abstain", "abstain_floor", "offtopic_floor", "abstain_test",
-             "content_words", "known_words", "signals", "mappings")
+             "intent_score", "intent_floor", "content_words", "known_words", "signals", "mappings")
 """The evidence keys in the order route_score_step writes them."""
 
 
@@ -115,6 +115,8 @@ class RouteEvidence:
     abstain_floor: float | None = None
     offtopic_floor: float | None = None
     abstain_test: str | None = None
+    intent_score: float | None = None
+    intent_floor: float | None = None
     content_words: int | None = None
     known_words: int | None = None
 

@@ -145,6 +145,9 @@ def abstain_reason(best: RouteCandidate) -> str:
     if ev.abstain_test == "vocabulary":
         return (f"no database here is about this: none of the question's {ev.content_words} content words is in "
                 "the vocabulary of the databases you may see (kb_vocabulary)")
+    if ev.abstain_test == "intent":
+        return (f"this does not read as a question about data: the intent probe scored it {ev.intent_score}, "
+                f"below {ev.intent_floor} (dbrouter__intent_probe)")
     if ev.abstain_test == "example_floor":
         return (f"no database matches confidently: the best, {best.db_id}, scored {first} on the first ranking, "
                 f"below this knowledge base's floor from its example questions {ev.abstain_floor} "

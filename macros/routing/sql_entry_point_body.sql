@@ -55,7 +55,7 @@ where rank = 1
 {%- set top = dbrouter.json_at('r.ranking', [0, 'db_id']) -%}
 {%- set first = dbrouter.json_at('r.ranking', [0, 'evidence', 'shortlist', 'score']) -%}
 {%- set ev = {} -%}
-{%- for key in ['content_words', 'abstain_floor', 'offtopic_floor', 'rank_score'] -%}
+{%- for key in ['content_words', 'abstain_floor', 'offtopic_floor', 'rank_score', 'intent_score', 'intent_floor'] -%}
   {%- do ev.update({key: dbrouter.json_at('r.ranking', [0, 'evidence', key])}) -%}
 {%- endfor -%}
 select {{ dbrouter.json_object([
@@ -68,6 +68,8 @@ select {{ dbrouter.json_object([
             when cast(" ~ best ~ " as boolean) then case " ~ test ~ "
                 when 'vocabulary'
                     then 'no database here is about this: none of the question''s ' || " ~ ev['content_words'] ~ " || ' content words is in the vocabulary of the databases you may see (kb_vocabulary)'
+                when 'intent'
+                    then 'this does not read as a question about data: the intent probe scored it ' || " ~ ev['intent_score'] ~ " || ', below ' || " ~ ev['intent_floor'] ~ " || ' (dbrouter__intent_probe)'
                 when 'example_floor'
                     then 'no database matches confidently: the best, ' || " ~ top ~ " || ', scored ' || " ~ first ~ "
                          || ' on the first ranking, below this knowledge base''s floor from its example questions ' || " ~ ev['abstain_floor'] ~ " || ' (kb_routing_calibration.abstain_floor)'

@@ -7,13 +7,19 @@
   see them and fails with "Required var ... not found". Macros therefore read vars through this
   one. The defaults below mirror the `vars:` of dbt_project.yml (where they are documented);
   tests/unit/test_dbt_vars.py fails when the two disagree. The fitted ranker's two vars default
-  to the generated macros/tuned/fitted_ranker.sql and are set in neither file.
+  to the generated macros/tuned/fitted_ranker.sql, dbrouter__intent_probe to the generated
+  macros/tuned/fitted_intent.sql; they are set in neither file.
 -#}
 {% macro get_var(name) -%}
   {{ return(adapter.dispatch('get_var', 'dbrouter')(name)) }}
 {%- endmacro %}
 
 {% macro default__get_var(name) -%}
+{#- the intent probe's weights, from the generated macros/tuned/fitted_intent.sql (read only when asked for:
+    768 numbers) -#}
+{%- if name == 'dbrouter__intent_probe' -%}
+  {{ return(var(name, dbrouter.fitted_intent())) }}
+{%- endif -%}
 {%- set defaults = {
     'dbrouter__raw_schema': 'dbrouter_raw',
     'dbrouter__user_schema': 'dbrouter_user',

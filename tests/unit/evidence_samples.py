@@ -15,7 +15,7 @@ RERANKED: dict[str, Any] = {
     "phrases": 2, "na_phrases": 0, "coverage": 1.0, "connectivity": 1, "connected_without_implied_edges": 1,
     "needs_implied_edges": False, "join_tables": ["orchestra", "performance"], "join_path": "orchestra > performance",
     "total_score": 1.0, "semantic_score": 1.0, "rank_score": 3.25, "abstain": False, "abstain_floor": 0.31,
-    "offtopic_floor": 0.12, "abstain_test": None, "content_words": 3, "known_words": 2,
+    "offtopic_floor": 0.12, "abstain_test": None, "intent_score": 1.2, "intent_floor": -0.44, "content_words": 3, "known_words": 2,
     "signals": {"database": 0.514, "table": 0.4416, "column": 0.5042, "example": 0.0931, "example_votes": 0.3,
                 "semantic": 1.0, "mapped": 0.5, "connected": 1.0, "phrase_wins": 0.5, "lex_table": 0.6,
                 "lex_name": 0.8, "lex_value": 0.0},
@@ -33,7 +33,7 @@ SHORTLIST_ONLY: dict[str, Any] = {
     "phrases": None, "na_phrases": None, "coverage": None, "connectivity": None,
     "connected_without_implied_edges": None, "needs_implied_edges": None, "join_tables": None, "join_path": None,
     "total_score": None, "semantic_score": None, "rank_score": None, "abstain": False, "abstain_floor": None,
-    "offtopic_floor": 0.12, "abstain_test": None, "content_words": 3, "known_words": 2,
+    "offtopic_floor": 0.12, "abstain_test": None, "intent_score": 1.2, "intent_floor": -0.44, "content_words": 3, "known_words": 2,
     "signals": None,
     "mappings": None,
 }

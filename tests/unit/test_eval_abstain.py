@@ -43,7 +43,7 @@ def test_abstain_report_names_kbs_paths_floors_and_every_kind_of_question():
     udf = AbstainMetrics("b", n_out=10, n_in=20, out_refused=0.4, in_refused=0.05, in_r1=0.9,
                          in_r1_with_abstention=0.88, threshold=19.42, seconds=1.0, path="udf", floor=0.31,
                          kb_estimate_out_refused=0.5, kb_estimate_in_refused=0.02, n_off=50, off_refused=0.96,
-                         offtopic_floor=0.2, off_refused_by_vocabulary=0.5)
+                         offtopic_floor=0.2, off_refused_by_vocabulary=0.5, off_refused_by_intent=0.3)
     sql = AbstainMetrics("b", n_out=0, n_in=20, out_refused=0.0, in_refused=0.0, in_r1=0.85,
                          in_r1_with_abstention=0.85, threshold=19.42, seconds=1.0, path="sql", kb="schema-only",
                          n_off=50, off_refused=0.9, offtopic_floor=0.61)
@@ -51,8 +51,8 @@ def test_abstain_report_names_kbs_paths_floors_and_every_kind_of_question():
                           in_r1_with_abstention=1.0, threshold=19.42, seconds=1.0, path="sql", kb="schema-only")
     report = abstain_report([udf, sql, none], "dbrouter eval abstain --benchmark B")
     assert report.key == "eval abstain b" and "**0.4000** (n=10)" in report.markdown
-    assert "| examples | udf | examples 0.31 | **0.9600** (n=50) | 0.5 |" in report.markdown
-    assert "| schema-only | sql | off-topic 0.61 | **0.9000** (n=50) | - | - |" in report.markdown
+    assert "| examples | udf | examples 0.31 | **0.9600** (n=50) | 0.5 / 0.3 |" in report.markdown
+    assert "| schema-only | sql | off-topic 0.61 | **0.9000** (n=50) | - / - | - |" in report.markdown
     assert "| schema-only | sql | ranker score < 19.42 | - |" in report.markdown
     assert report.text.startswith("b abstain (examples KB, udf path, examples 0.31): off-topic refused 0.96 (n=50)")
     assert [p["kb"] for p in report.data["paths"]] == ["examples", "schema-only", "schema-only"]

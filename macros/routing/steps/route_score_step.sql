@@ -121,7 +121,7 @@ reranked as (
 {{ dbrouter.route_signals_step() }},
 final as (
     select sl.db_id, sl.score, sl.score as first_score, sl.shortlist_rank, sl.example_match, sl.abstain_floor,
-        sl.offtopic_floor, sl.n_terms, sl.n_known, sl.s_schema, sl.s_database, sl.s_table, sl.s_column, sl.s_example,
+        sl.offtopic_floor, sl.n_terms, sl.n_known, sl.intent_score, sl.intent_floor, sl.s_schema, sl.s_database, sl.s_table, sl.s_column, sl.s_example,
         sl.top_table, sl.top_column, sl.top_example_sql,
         r.n_phrases, r.n_na, r.semantic_score, r.phrase_mappings, r.join_tables, r.join_path,
         r.coverage, r.connectivity, r.declared_connectivity,
@@ -183,6 +183,8 @@ select
         ('abstain_floor', 'round(cast(abstain_floor as double), 4)'),
         ('offtopic_floor', 'round(cast(offtopic_floor as double), 4)'),
         ('abstain_test', dbrouter.abstain_test()),
+        ('intent_score', 'round(cast(intent_score as double), 4)'),
+        ('intent_floor', 'round(cast(intent_floor as double), 4)'),
         ('content_words', 'n_terms'),
         ('known_words', 'n_known'),
         ('signals', 'case when stage = 0 then ' ~ dbrouter.json_object(signals) ~ ' end'),

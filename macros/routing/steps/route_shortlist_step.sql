@@ -25,11 +25,13 @@
     kb_vocabulary;
     UDFs embed(), dbrouter_embedder() (path 'udf') or kb_static_pieces, kb_static_model (path 'sql').
   Produces CTEs (comma-separated, no leading WITH):
-    q          (v, model)                                       the question's vector
+    q          (v, model; path 'sql' also v_whole, whole_model: every word's)  the question's vector
+    intent     (intent_score, intent_floor)                     the intent probe (intent_probe_columns)
     shortlist  (db_id, s_database, s_table, s_column, s_example, top_table, top_column,
                 top_example_sql, first_stage_rank, column_scored, example_votes, example_match, s_schema,
                 score, s_lexical, lexical_table, lexical_rank, dense_rank, shortlist_rank, gap, trusted,
-                abstain_floor, offtopic_floor, n_terms, n_known)   every database, ranked (a database with an exact example match first,
+                abstain_floor, offtopic_floor, n_terms, n_known, intent_score,
+                intent_floor)   every database, ranked (a database with an exact example match first,
                 then those stage 2 scored)
     candidates (db_id, score, shortlist_rank)                   the top `depth` of shortlist
 -#}
@@ -62,11 +64,16 @@
 {%- if path == 'sql' %}
 q_text as (
     select 0 as text_id, dbrouter_sql_content_text(left(cast({{ question }} as varchar), {{ maxc }})) as text
+    {# the intent probe reads every word of the question ("how do I", "you"), not its content words #}
+    union all
+    select 1, left(cast({{ question }} as varchar), {{ maxc }})
 ),
 {{ dbrouter.static_text_vectors_step('q_text', 'q_vec') }},
 q as {{ mat }} (
-    select cast((select v_list from q_vec) as float[{{ dbrouter.get_var('dbrouter__embedding_dim') | int }}]) as v,
-        (select vector_label from {{ dbrouter.kb_relation('kb_static_model') }}) as model
+    select cast((select v_list from q_vec where text_id = 0) as float[{{ dbrouter.get_var('dbrouter__embedding_dim') | int }}]) as v,
+        cast((select v_list from q_vec where text_id = 1) as float[{{ dbrouter.get_var('dbrouter__embedding_dim') | int }}]) as v_whole,
+        (select vector_label from {{ dbrouter.kb_relation('kb_static_model') }}) as model,
+        (select static_model from {{ dbrouter.kb_relation('kb_static_model') }}) as whole_model
 ),
 {%- else %}
 q as {{ mat }} (
@@ -74,6 +81,10 @@ q as {{ mat }} (
         {{ dbrouter.runtime_embedder() }} as model
 ),
 {%- endif %}
+intent as (
+    select {{ dbrouter.intent_probe_columns('q.v_whole' if path == 'sql' else 'q.v', 'q.whole_model' if path == 'sql' else 'q.model') }}
+    from q
+),
 {#- Stage 1 reads every database's database, table and example documents (they grow with the
     tables and examples, not with the columns); its score is the fused score below with the column
     similarity taken to be the table similarity (a table document lists its columns). Stage 2 reads
@@ -216,6 +227,7 @@ fused as (
           left join example_match as m on m.db_id = p.db_id) as scored
     cross join calibration as t
     cross join q_vocabulary as qv
+    cross join intent as qi
 ),
 fused_ranked as (
     select f.*, l.s_lexical, l.lexical_table, l.lexical_rank,

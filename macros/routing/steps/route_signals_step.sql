@@ -156,10 +156,17 @@ false
     that is not a stored example question can be refused), in order:
       'vocabulary'     the question has content words and none is in the vocabulary of a database
                        the caller may see (kb_vocabulary): nothing in this KB is about it;
+      'intent'         the intent probe (intent_probe_columns: a linear model of the question's
+                       vector, fitted on benchmark train questions against off-topic ones) scores it
+                       below its threshold: not a question one asks a database (chit-chat, how-to,
+                       requests), whatever this KB holds;
       'example_floor'  its first-ranking score is below the KB's own floor from its example
                        questions (kb_routing_calibration.abstain_floor, per path; >= 50 examples);
-      'offtopic_floor' without that floor, below the median best score of the shipped off-topic
-                       probes on this KB and path (kb_routing_calibration.offtopic_floor);
+      'offtopic_floor' without that floor and without an intent probe for this embedder, below
+                       the median best score of the shipped off-topic probes on this KB and path
+                       (kb_routing_calibration.offtopic_floor); where the probe applies it replaces
+                       this floor (on train questions it refuses more off-topic and fewer answerable
+                       ones: BENCHMARKS.md "Answers a user can trust");
       'ranker'         with neither (an empty probe seed), its ranker score is below var
                        dbrouter__abstain_below (fitted on the UDF path by python -m dbrouter.tune.ranker).
     route_query_json's reason names the test and the threshold. -#}
@@ -167,7 +174,9 @@ false
 {%- set below = dbrouter.get_var('dbrouter__abstain_below') -%}
 case when rank <> 1 or example_match = 1 then null
      when n_terms > 0 and n_known = 0 then 'vocabulary'
+     when intent_score < intent_floor then 'intent'
      when abstain_floor is not null then case when first_score < abstain_floor then 'example_floor' end
+     when intent_floor is not null then null
      when offtopic_floor is not null then case when first_score < offtopic_floor then 'offtopic_floor' end
 {%- if below is not none %}
      when stage = 0 and rank_score < {{ below | float }} then 'ranker'

@@ -1,0 +1,42 @@
+{#- The intent probe's select-list over the question's vector: `intent_score` (the probe's logit:
+    is this a question one asks a database at all?) and `intent_floor` (its refusal threshold), both
+    NULL when no probe of var dbrouter__intent_probe is for this vector's embedder (or for this
+    KB's dimension): a probe is a linear model of the unit vector of one embedder's space
+    (python -m dbrouter.tune.intent, fitted on benchmark train questions and the package's off-topic
+    questions), so it means nothing in another space.
+
+  Args:
+    vector: SQL expression of the question's vector (any length: cosine normalises it).
+    model: SQL expression of the embedder label the vector was made with.
+-#}
+{% macro intent_probe_columns(vector, model) -%}
+  {{ return(adapter.dispatch('intent_probe_columns', 'dbrouter')(vector, model)) }}
+{%- endmacro %}
+
+{#- score = w . v / |v| + bias = cosine(v, w) * |w| + bias: cosine_similarity exists on every
+    adapter and normalises the pure-SQL path's summed piece vectors. -#}
+{% macro default__intent_probe_columns(vector, model) -%}
+{%- set dim = dbrouter.embedding_dim() -%}
+{%- set probes = dbrouter.get_var('dbrouter__intent_probe') or {} -%}
+{%- if probes is not mapping -%}
+  {{ exceptions.raise_compiler_error("intent_probe_columns: adapter " ~ adapter.type() ~ ", var dbrouter__intent_probe must map embedder labels to {weights, norm, bias, threshold}, got " ~ probes) }}
+{%- endif -%}
+{%- set usable = [] -%}
+{%- for label, p in probes.items() if p['weights'] | length == dim -%}
+  {%- do usable.append((label, p)) -%}
+{%- endfor -%}
+{%- if usable -%}
+case
+{%- for label, p in usable %}
+    when {{ model }} = '{{ label }}' then {{ dbrouter.cosine_similarity(vector, 'cast([' ~ p['weights'] | join(', ') ~ '] as ' ~ dbrouter.vector_type(dim) ~ ')') }} * {{ p['norm'] | float }} + {{ p['bias'] | float }}
+{%- endfor %}
+end as intent_score,
+case
+{%- for label, p in usable %}
+    when {{ model }} = '{{ label }}' then {{ p['threshold'] | float }}
+{%- endfor %}
+end as intent_floor
+{%- else -%}
+cast(null as double) as intent_score, cast(null as double) as intent_floor
+{%- endif -%}
+{%- endmacro %}
