@@ -105,3 +105,29 @@ def test_a_stored_example_question_is_never_refused(path_con):
     path, con = path_con
     for question, db in con.execute("select question, db_id from kb_examples").fetchall():
         assert con.execute(f"select route_query_{path}(?)", [question]).fetchone()[0] == db, (path, question)
+
+
+def test_the_only_example_of_a_database_is_never_a_leave_one_out_probe(tmp_path):
+    """Left out, it would test a question whose database lost its examples while the others keep
+    theirs: with one example per database the trust test trusted examples that then cost R@1."""
+    from tests.conftest import copy_demo, run_cli
+
+    sources = copy_demo(tmp_path)
+    examples = tmp_path / "examples.jsonl"
+    lines = [line for line in examples.read_text().splitlines() if line.strip()]
+    first: dict[str, str] = {}
+    for line in lines:
+        first.setdefault(json.loads(line)["db_id"], line)
+    two = [line for line in lines if json.loads(line)["db_id"] == "singer"][:2]
+    examples.write_text("\n".join(list(first.values()) + two[1:]) + "\n")
+    warehouse = tmp_path / "kb.duckdb"
+    run_cli("build", "--sources", str(sources), "--warehouse", str(warehouse))
+    con = duckdb.connect(str(warehouse), read_only=True)
+    try:
+        row = con.execute("select n_probes, static_n_probes from kb_routing_calibration").fetchone()
+        n_examples = con.execute("select count(*) from kb_examples").fetchone()[0]
+    finally:
+        con.close()
+    assert n_examples == len(first) + 1
+    # only singer's two examples (each keeps the other) are probes, on both paths
+    assert row == (2, 2)
