@@ -2,6 +2,7 @@
 
     python -m dbrouter.tune.intent --benchmark ../shared/benchmarks/spider-route \
         --benchmark ../shared/benchmarks/bird-route-train [--n 1500] [--write]
+    python -m dbrouter.tune.intent --held-out ../shared/benchmarks/spider2-lite-dev ...   (check, no fit)
 
 A logistic regression over the question's unit vector, one per embedder whose space is fixed by
 the package (``minilm``: the UDF path's encoder; ``m2v``: the static model distilled from it, which
@@ -115,14 +116,58 @@ def fitted_macro(probes: list[IntentProbe]) -> str:
             "{%- endmacro %}\n")
 
 
+def shipped_probes() -> dict[str, dict]:
+    """The probes :data:`FITTED` holds now (embedder -> weights, norm, bias, threshold)."""
+    import ast
+    import re
+
+    found = re.search(r"return\((\{.*\})\)", (ROOT / FITTED).read_text(encoding="utf-8"), re.S)
+    return ast.literal_eval(found[1]) if found else {}
+
+
+def refused_share(embedder: str, probe: dict, questions: list[str]) -> float:
+    """The share of ``questions`` the probe refuses (score below its threshold), as the routing SQL scores.
+
+    Args:
+        embedder: the embedder whose space the probe was fitted in.
+        probe: one entry of :func:`shipped_probes`.
+        questions: the questions.
+
+    Returns:
+        The share refused (a question with no vector counts as refused).
+    """
+    import numpy as np
+
+    from python_udfs.embeddings import embed_texts, get_embedder
+
+    w = np.array(probe["weights"])
+    refused = 0
+    for v in embed_texts(questions, get_embedder(embedder)):
+        refused += v is None or float(w @ (v / np.linalg.norm(v)) + probe["bias"]) < probe["threshold"]
+    return refused / max(len(questions), 1)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--benchmark", action="append", required=True, help="benchmark directory (train split read)")
+    ap.add_argument("--benchmark", action="append", default=[], help="benchmark directory (train split read)")
     ap.add_argument("--n", type=int, default=1500, help="train questions per benchmark (seeded; default 1500)")
     ap.add_argument("--write", action="store_true", help=f"write {FITTED}")
+    ap.add_argument("--held-out", action="append", default=[],
+                    help="benchmark directory whose TEST questions the shipped probes are checked on (no fit)")
     args = ap.parse_args()
     from dbrouter.eval.benchmark import load_benchmark
 
+    if args.held_out:
+        for embedder, probe in shipped_probes().items():
+            for path in args.held_out:
+                bench = load_benchmark(path)
+                print(f"{embedder}: {bench.name} test questions refused "
+                      f"{refused_share(embedder, probe, [q.question for q in bench.test]):.4f} (n={len(bench.test)})",
+                      flush=True)
+        return
+
+    if not args.benchmark:
+        ap.error("give --benchmark DIR (train questions to fit on) or --held-out DIR (check the shipped probes)")
     rng = random.Random(0)
     positives = []
     for path in args.benchmark:
