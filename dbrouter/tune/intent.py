@@ -82,10 +82,9 @@ def fit_probe(embedder: str, positives: list[str], negatives: list[str], folds: 
     from python_udfs.embeddings import embed_texts, get_embedder
 
     model = get_embedder(embedder)
-    vectors = [v for v in embed_texts(positives + negatives, model)]
-    keep = [i for i, v in enumerate(vectors) if v is not None]
-    x = np.array([vectors[i] / np.linalg.norm(vectors[i]) for i in keep])
-    y = np.array([1 if i < len(positives) else 0 for i in keep])
+    pairs = [(i, v) for i, v in enumerate(embed_texts(positives + negatives, model)) if v is not None]
+    x = np.array([v / np.linalg.norm(v) for _, v in pairs])
+    y = np.array([1 if i < len(positives) else 0 for i, _ in pairs])
     scores = np.zeros(len(y))
     for train, test in StratifiedKFold(folds, shuffle=True, random_state=0).split(x, y):
         clf = LogisticRegression(max_iter=5000, class_weight="balanced").fit(x[train], y[train])
