@@ -156,12 +156,14 @@ false
     that is not a stored example question can be refused), in order:
       'vocabulary'     the question has content words and none is in the vocabulary of a database
                        the caller may see (kb_vocabulary): nothing in this KB is about it;
-      'intent'         the intent probe (intent_probe_columns: a linear model of the question's
-                       vector, fitted on benchmark train questions against off-topic ones) scores it
-                       below its threshold: not a question one asks a database (chit-chat, how-to,
-                       requests), whatever this KB holds;
       'example_floor'  its first-ranking score is below the KB's own floor from its example
                        questions (kb_routing_calibration.abstain_floor, per path; >= 50 examples);
+      'intent'         without that floor, the intent probe (intent_probe_columns: a linear model
+                       of the question's vector, fitted on benchmark train questions against
+                       off-topic ones) scores it below its threshold: not a question one asks a
+                       database (chit-chat, how-to, requests), whatever this KB holds. Not beside
+                       the example floor: that floor spends the KB's whole refusal budget (2%) and
+                       the two together refused 0.028-0.057 of bird's answerable questions;
       'offtopic_floor' without that floor and without an intent probe for this embedder, below
                        the median best score of the shipped off-topic probes on this KB and path
                        (kb_routing_calibration.offtopic_floor); where the probe applies it replaces
@@ -174,8 +176,8 @@ false
 {%- set below = dbrouter.get_var('dbrouter__abstain_below') -%}
 case when rank <> 1 or example_match = 1 then null
      when n_terms > 0 and n_known = 0 then 'vocabulary'
-     when intent_score < intent_floor then 'intent'
      when abstain_floor is not null then case when first_score < abstain_floor then 'example_floor' end
+     when intent_score < intent_floor then 'intent'
      when intent_floor is not null then null
      when offtopic_floor is not null then case when first_score < offtopic_floor then 'offtopic_floor' end
 {%- if below is not none %}
