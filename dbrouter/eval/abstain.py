@@ -71,7 +71,16 @@ def databases_without_withheld(bench: Benchmark, path: Path) -> Path:
     return path
 
 
-def _route(con, question: str) -> tuple[str | None, bool, str | None]:
+def route_top(con, question: str) -> tuple[str | None, bool, str | None]:
+    """The first-ranked database of ``route_query_ranked``, whether it abstained, and the test that refused.
+
+    Args:
+        con: a KB connection on the path to measure.
+        question: the question.
+
+    Returns:
+        ``(db_id, abstained, abstain_test)``; ``(None, True, None)`` when nothing is ranked.
+    """
     row = con.execute("select db_id, cast(evidence->>'abstain' as boolean), evidence->>'abstain_test' "
                       "from route_query_ranked(?, 1)", [question]).fetchone()
     return (row[0], bool(row[1]), row[2]) if row else (None, True, None)
@@ -132,9 +141,9 @@ def _measure(bench: Benchmark, warehouse: Path, embedder: str | None, path: str,
             f"{prefix}offtopic_floor from kb_routing_calibration").fetchone()
         log(f"[{bench.name} / abstain, {kb}] routing {len(outside)} + {len(inside)} + {len(offtopic)} questions "
             f"({path} path)")
-        out = [_route(con, q.question) for q in outside]
-        ins = [(_route(con, q.question), q.db_id) for q in inside]
-        off = [_route(con, q) for q in offtopic]
+        out = [route_top(con, q.question) for q in outside]
+        ins = [(route_top(con, q.question), q.db_id) for q in inside]
+        off = [route_top(con, q) for q in offtopic]
     finally:
         con.close()
     n_i = max(len(ins), 1)

@@ -23,6 +23,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from dbrouter.console import err
+from dbrouter.eval.abstain import route_top
 from dbrouter.eval.benchmark import Benchmark, Question
 from dbrouter.eval.kb import Log, build_kb
 from dbrouter.eval.publish import Report
@@ -91,12 +92,6 @@ def paraphrases_of(bench: Benchmark, examples: list[Question], limit: int, seed:
     return random.Random(seed).sample(found, min(limit, len(found)))
 
 
-def _route(con, question: str) -> tuple[str | None, bool]:
-    row = con.execute("select db_id, cast(evidence->>'abstain' as boolean) from route_query_ranked(?, 1)",
-                      [question]).fetchone()
-    return (row[0], bool(row[1])) if row else (None, True)
-
-
 def eval_few(bench: Benchmark, workdir: Path, embedder: str | None, n_test: int = 500, n_paraphrases: int = 500,
              counts: tuple[int, ...] = COUNTS, paths: tuple[str, ...] = ("udf", "sql"), limit: int | None = None,
              log: Log = err) -> list[FewMetrics]:
@@ -141,8 +136,8 @@ def _measure(bench: Benchmark, warehouse: Path, embedder: str | None, path: str,
     try:
         prefix = "static_" if path == "sql" else ""
         trusted = con.execute(f"select {prefix}examples_trusted from kb_routing_calibration").fetchone()[0]
-        tested = [(_route(con, q.question), q.db_id) for q in test]
-        para = [(_route(con, q.question), q.db_id) for q in paraphrases]
+        tested = [(route_top(con, q.question)[:2], q.db_id) for q in test]
+        para = [(route_top(con, q.question)[:2], q.db_id) for q in paraphrases]
     finally:
         con.close()
     n = max(len(tested), 1)

@@ -115,13 +115,18 @@ def fitted_macro(probes: list[IntentProbe]) -> str:
             "{%- endmacro %}\n")
 
 
-def shipped_probes() -> dict[str, dict]:
-    """The probes :data:`FITTED` holds now (embedder -> weights, norm, bias, threshold)."""
+def parse_fitted(text: str) -> dict[str, dict]:
+    """The probes a :func:`fitted_macro` text holds (embedder -> weights, norm, bias, threshold); {} for none."""
     import ast
     import re
 
-    found = re.search(r"return\((\{.*\})\)", (ROOT / FITTED).read_text(encoding="utf-8"), re.S)
+    found = re.search(r"return\((\{.*\})\)", text, re.S)
     return ast.literal_eval(found[1]) if found else {}
+
+
+def shipped_probes() -> dict[str, dict]:
+    """The probes :data:`FITTED` holds now."""
+    return parse_fitted((ROOT / FITTED).read_text(encoding="utf-8"))
 
 
 def refused_share(embedder: str, probe: dict, questions: list[str]) -> float:

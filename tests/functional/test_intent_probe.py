@@ -8,9 +8,7 @@ package), so there the off-topic floor decides (tests/functional/test_abstention
 
 from __future__ import annotations
 
-import ast
 import json
-import re
 from pathlib import Path
 
 import duckdb
@@ -20,7 +18,6 @@ import pytest
 import dbrouter
 from tests.conftest import copy_demo, run_cli
 
-FITTED = Path(__file__).resolve().parents[2] / "macros" / "tuned" / "fitted_intent.sql"
 # none of these has all its words outside the demo's vocabulary, so the vocabulary test alone
 # would not refuse them: each shares a word ("movie", "song", "time", "name", "concert") with a database
 CHAT = ["Can you recommend a movie for tonight?", "Sing me a song about the sea", "What time is it now?",
@@ -77,9 +74,10 @@ def test_questions_about_the_demo_data_are_answered_on_both_paths(con):
 
 
 def test_the_sql_path_scores_the_whole_question_as_the_probe_was_fitted(minilm_kb):
+    from dbrouter.tune.intent import shipped_probes
     from python_udfs.embeddings import embed_texts, get_embedder
 
-    probes = ast.literal_eval(re.search(r"return\((\{.*\})\)", FITTED.read_text(), re.S)[1])
+    probes = shipped_probes()
     c = duckdb.connect(str(minilm_kb), read_only=True)
     try:
         for question in CHAT[:2] + DATA[:2]:
