@@ -69,16 +69,16 @@ from dbrouter.serve import (
 )
 from dbrouter.serve.access import AccessError, AccessPolicy, LoginThrottle, check_scopable, restrict
 from dbrouter.serve.catalog import SESSION_DDL
+from dbrouter.serve.pgtypes import TEXT_ARRAYS, decode_binary, parameter_types, pg_array
 from dbrouter.serve.session import INTERNAL_UDFS, SERVER_VERSION, KBSession, QueryRefused
 from dbrouter.serve.statement import Allowed, StatementRefused, allowed_of, check_statement
+from dbrouter.serve.wire import TypedResult, data_rows, project_for_wire, row_description, typed_table
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 5433
-_PLAIN_TYPES = {"boolean", "tinyint", "smallint", "integer", "bigint", "utinyint", "usmallint", "uinteger",
-                "float", "double", "decimal", "varchar", "date", "time", "timestamp", "blob"}
 _PLACEHOLDER = re.compile(r"\$(\d+)")
 _ANY_PARAM = re.compile(r"\b(?:ANY|ALL)\s*\(\s*\$(\d+)\s*\)", re.IGNORECASE)
-SSL_REQUEST, GSSENC_REQUEST = 80877103, 80877104
+SSL_REQUEST, GSSENC_REQUEST, CANCEL_REQUEST = 80877103, 80877104, 80877102
 
 logging.getLogger("buenavista").setLevel(logging.CRITICAL)  # it logs every refused query as a traceback
 
@@ -330,7 +330,11 @@ class KnowledgeBase:
                 rel = cur.sql(sql, params=params or None)
                 if rel is None:
                     raise QueryRefused("the statement returned no result set", "0A000")
-                return _bounded(_textual(rel).limit(self.max_rows + 1), self.max_rows)
+                rel, wires = project_for_wire(rel)
+                table = _bounded(rel.limit(self.max_rows + 1), self.max_rows)
+                if calls.column_names and len(calls.column_names) == table.num_columns:
+                    table = table.rename_columns(list(calls.column_names))  # Postgres's names: count, not count_star()
+                return typed_table(table, wires)
             finally:
                 timer.cancel()
                 if session is None:
@@ -462,17 +466,6 @@ def _bounded(rel, max_rows: int):
     return pa.Table.from_batches(batches, schema=reader.schema)
 
 
-def _textual(rel):
-    """``rel`` with every column buenavista cannot type cast to VARCHAR (DuckDB's text form)."""
-    if all(t.id in _PLAIN_TYPES for t in rel.types):
-        return rel
-    exprs = []
-    for name, t in zip(rel.columns, rel.types):
-        quoted = '"' + name.replace('"', '""') + '"'
-        exprs.append(quoted if t.id in _PLAIN_TYPES else f"CAST({quoted} AS VARCHAR) AS {quoted}")
-    return rel.project(", ".join(exprs))
-
-
 class KBConnection(Connection):
     """buenavista's connection: every session runs on the shared :class:`KnowledgeBase`."""
 
@@ -489,40 +482,6 @@ class KBConnection(Connection):
         return KBSession(self.kb)
 
 
-_BINARY = {16: "!?", 20: "!q", 21: "!h", 23: "!i", 700: "!f", 701: "!d"}  # bool, int8/2/4, float4/8
-
-
-_ARRAYS = {1009: str, 1015: str, 1002: str, 1000: lambda v: v.lower() in ("t", "true"), 1005: int, 1007: int,
-           1016: int, 1021: float, 1022: float}  # text[], varchar[], char[], bool[], int2/4/8[], float4/8[]
-_ELEMENT = re.compile(r'\s*(?:"((?:[^"\\]|\\.)*)"|([^,]*?))\s*(?:,|$)')
-
-
-def pg_array(text: str, element=str) -> list:
-    """A one-dimensional Postgres array literal (``{a,"b c",NULL}``) as a list (what psycopg sends
-    for a Python list, e.g. pgcli's ``relkind = ANY(%s)``).
-
-    Raises:
-        QueryRefused: not a one-dimensional array literal (SQLSTATE 22P02).
-    """
-    body = text.strip()
-    if not (body.startswith("{") and body.endswith("}")) or body[1:2] == "{":
-        raise QueryRefused(f"array parameter {text[:60]!r} is not a one-dimensional array literal", "22P02")
-    body, out = body[1:-1], []
-    if not body.strip():
-        return out
-    for match in _ELEMENT.finditer(body):
-        if match.end() == match.start():
-            break
-        quoted, plain = match.group(1), match.group(2)
-        if quoted is not None:
-            out.append(element(re.sub(r"\\(.)", r"\1", quoted)))
-        else:
-            out.append(None if plain.upper() == "NULL" else element(plain))
-        if match.end() >= len(body):
-            break
-    return out
-
-
 def _cstring(buf: BVBuffer) -> str:
     out = bytearray()
     while (b := buf.read_byte()) not in (b"\x00", b""):
@@ -531,20 +490,27 @@ def _cstring(buf: BVBuffer) -> str:
 
 
 def _param(raw: bytes | None, fmt: int, oid: int):
-    """One bound parameter: None, text as str, binary bool/int/float by its type OID.
+    """One bound parameter: None; text as str (a text array literal as a list); binary by its type
+    OID (:func:`~dbrouter.serve.pgtypes.decode_binary`).
 
     Raises:
-        QueryRefused: a binary parameter of another type (SQLSTATE 0A000).
+        QueryRefused: a malformed array literal (22P02) or binary value, or a binary type without a
+            reader (22P03; the message names the OID).
     """
     if raw is None:
         return None
-    if fmt == 0 and oid in _ARRAYS:
-        return pg_array(raw.decode("utf-8"), _ARRAYS[oid])
-    if fmt == 0 or oid in (25, 1043, 705):
-        return raw.decode("utf-8")
-    if oid in _BINARY:
-        return struct.unpack(_BINARY[oid], raw)[0]
-    raise QueryRefused(f"binary parameters of type OID {oid} are not supported: send it as text", "0A000")
+    try:
+        if fmt == 0 and oid in TEXT_ARRAYS:
+            return pg_array(raw.decode("utf-8"), TEXT_ARRAYS[oid])
+        if fmt == 0:
+            return raw.decode("utf-8")
+        return decode_binary(oid, raw)
+    except UnicodeDecodeError:
+        raise QueryRefused(f"a text parameter of type OID {oid} is not UTF-8", "22021") from None
+    except (ValueError, struct.error) as exc:
+        code = "22P02" if fmt == 0 else "22P03"
+        raise QueryRefused(f"parameter of type OID {oid} ({'text' if fmt == 0 else 'binary'}): {exc}; send it as "
+                           "text", code) from None
 
 
 class _ReplyWriter(io.BufferedIOBase):
@@ -686,7 +652,8 @@ class KBHandler(BuenaVistaHandler):
         ctx.session.user = ctx.params.get("user")
         ctx.session.address = self.client_address[0] if isinstance(self.client_address, tuple) else None
         if server.config.policy is not None:  # authenticated as this user: the session sees its databases
-            ctx.session.access = server.config.policy.users[ctx.params["user"]]
+            access = server.config.policy.users[ctx.params["user"]]
+            ctx.session.access = None if access.sees_all else access  # "*": an admin browses the whole KB
         super().handle_post_auth(ctx)
         self.request.settimeout(None)
         self.wfile = _ReplyWriter(self.request, server.config.send_timeout)
@@ -712,6 +679,19 @@ class KBHandler(BuenaVistaHandler):
         if ctx:
             ctx.mark_error()
 
+    def send_row_description(self, query_result) -> None:
+        """RowDescription with each column's Postgres type and format (:mod:`dbrouter.serve.wire`)."""
+        if isinstance(query_result, TypedResult):
+            self.wfile.write(row_description(query_result))
+        else:
+            super().send_row_description(query_result)
+
+    def send_data_rows(self, query_result, limit: int = 0) -> int:
+        """DataRows in text or binary form per column, as the client asked (:mod:`dbrouter.serve.wire`)."""
+        if isinstance(query_result, TypedResult):
+            return data_rows(query_result, self.wfile.write, limit)
+        return super().send_data_rows(query_result, limit)
+
     def handle_bind(self, ctx, payload: bytes) -> None:
         """Bind parameters as Postgres sends them (buenavista 0.5 reads an untyped text parameter as a
         date with dateutil and a NULL as the rest of the message): text -> str, binary by type OID."""
@@ -721,12 +701,13 @@ class KBHandler(BuenaVistaHandler):
         sql, oids = ctx.stmts[stmt]
         # an untyped parameter in `= ANY($n)` is an array (psycopg sends a Python list so)
         in_any = {int(n) for n in _ANY_PARAM.findall(sql)}
+        cast = parameter_types(sql)
         params = []
         for i in range(buf.read_int16()):
             size = buf.read_int32()
             raw = None if size < 0 else buf.read_bytes(size)
             fmt = formats[i] if len(formats) > 1 else (formats[0] if formats else 0)
-            oid = oids[i] if i < len(oids) else 0
+            oid = (oids[i] if i < len(oids) else 0) or cast.get(i + 1, 0)  # as Describe announced it
             if oid == 0 and fmt == 0 and i + 1 in in_any:
                 oid = 1009  # text[]
             try:
@@ -735,6 +716,10 @@ class KBHandler(BuenaVistaHandler):
                 self.send_error(exc, ctx)
                 return
         result_formats = [buf.read_int16() for _ in range(buf.read_int16())]
+        # a new Bind replaces the portal: a result an Execute with a row limit left suspended on it is
+        # gone (buenavista kept it, and the next Execute returned its exhausted rows: asyncpg's fetchval
+        # got None for the statement after one of exactly `limit` rows)
+        ctx.result_cache.pop(portal, None)
         ctx.add_portal(portal, stmt, params, result_formats)
         self.send_bind_complete()
 
@@ -749,7 +734,9 @@ class KBHandler(BuenaVistaHandler):
             if kind == b"S":
                 sql, oids = ctx.stmts[name]
                 count = max(len(oids), max((int(n) for n in _PLACEHOLDER.findall(sql)), default=0))
-                self.send_paramter_description([oids[i] if i < len(oids) and oids[i] else 25 for i in range(count)])
+                cast = parameter_types(sql)  # `$1::int` is an int4 parameter, as Postgres infers; else text
+                self.send_paramter_description([oids[i] if i < len(oids) and oids[i] else cast.get(i + 1, 25)
+                                                for i in range(count)])
                 result = ctx.execute_sql(sql, [None] * count)
             else:
                 cursors = getattr(ctx.session, "cursors", {})
@@ -763,12 +750,31 @@ class KBHandler(BuenaVistaHandler):
         else:
             self.wfile.write(struct.pack("!ci", ServerResponse.NO_DATA, 4))
 
+    def _cancel(self, key: bytes) -> None:
+        """A CancelRequest: interrupt the query the session with this process id and secret key runs
+        (buenavista 0.5 closed the session instead, under the client still using it)."""
+        if len(key) != 8:
+            return
+        process_id, secret = struct.unpack("!II", key)
+        server = self.server
+        assert isinstance(server, KBServer)
+        ctx = server.ctxts.get(process_id)
+        if ctx is None or not hmac.compare_digest(struct.pack("!I", ctx.secret_key), struct.pack("!I", secret)):
+            return
+        cursor = getattr(ctx.session, "db_cursor", None)
+        if cursor is not None:
+            with contextlib.suppress(Exception):
+                cursor.interrupt()
+
     def handle_startup(self, conn):
         """Answer a GSSAPI-encryption request with 'N' (as for SSL), then read the real startup."""
         peek = self.rfile.peek(8)[:8] if hasattr(self.rfile, "peek") else b""  # ty: ignore[not-callable] - a buffered reader
         if len(peek) == 8 and struct.unpack("!ii", peek)[1] == GSSENC_REQUEST:
             self.rfile.read(8)
             self.wfile.write(b"N")
+        if len(peek) == 8 and struct.unpack("!ii", peek) == (16, CANCEL_REQUEST):
+            self._cancel(self.rfile.read(16)[8:])
+            return None
         if not isinstance(self.r, _BoundedBuffer):
             self.r = _BoundedBuffer(self.rfile, self)
         return super().handle_startup(conn)

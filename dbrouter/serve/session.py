@@ -23,30 +23,26 @@ import re
 import time
 from typing import TYPE_CHECKING, Any
 
-from buenavista.backends.duckdb import DuckDBQueryResult
 from buenavista.core import BVType, Session, SimpleQueryResult
 
 from dbrouter.answer.guard import UnsafeSQL, check_read_only
 from dbrouter.errors import USER_ERRORS, DbrouterError
 from dbrouter.feedback.log import append, from_sql_call
 from dbrouter.serve import MAX_CURSORS, MAX_RESULT_BYTES
-from dbrouter.serve.catalog import rewrite
+from dbrouter.serve.catalog import SERVER_VERSION, SETTINGS, rewrite
 from dbrouter.serve.statement import Calls
+from dbrouter.serve.wire import TypedResult
 from python_udfs.plugin import UDF_NAMES
 
 if TYPE_CHECKING:
     from dbrouter.serve.server import KnowledgeBase
 
-SERVER_VERSION = "14.0"
 CURSOR_MAX_ROWS = 100_000
 MAX_PREPARED = 1000
 _NO_OP = {"SET": "SET", "RESET": "RESET", "BEGIN": "BEGIN", "START": "BEGIN", "COMMIT": "COMMIT", "END": "COMMIT",
           "ROLLBACK": "ROLLBACK", "ABORT": "ROLLBACK", "DISCARD": "DISCARD ALL", "SAVEPOINT": "SAVEPOINT",
           "RELEASE": "RELEASE"}
-_SHOW = {"transaction isolation level": "read committed", "transaction_isolation": "read committed",
-         "search_path": "main", "standard_conforming_strings": "on", "server_version": SERVER_VERSION,
-         "client_encoding": "UTF8", "datestyle": "ISO, MDY", "timezone": "UTC", "integer_datetimes": "on",
-         "max_identifier_length": "63", "server_encoding": "UTF8", "lc_collate": "C"}
+_SHOW = {**SETTINGS, "transaction isolation level": SETTINGS["transaction_isolation"]}
 _VERSION = re.compile(r"^\s*select\s+(pg_catalog\s*\.\s*)?version\s*\(\s*\)\s*;?\s*$", re.IGNORECASE)
 _WORD = re.compile(r"^\s*([A-Za-z_]+)")
 _TO_SAVEPOINT = re.compile(r"^\s*ROLLBACK\s+(?:WORK\s+|TRANSACTION\s+)?TO\b", re.IGNORECASE)
@@ -195,7 +191,8 @@ class KBSession(Session):
         except QueryRefused:
             raise
         except duckdb.InterruptException:
-            raise QueryRefused(f"the query was cancelled after {self.kb.timeout:.0f}s", "57014") from None
+            raise QueryRefused(f"the query was cancelled (by the client, or at the endpoint's {self.kb.timeout:.0f}s "
+                               "timeout)", "57014") from None
         except duckdb.Error as exc:
             raise QueryRefused(" ".join(str(exc).split()), "42000") from None
         except USER_ERRORS as exc:
@@ -216,15 +213,15 @@ class KBSession(Session):
         match = _WORD.match(sql)
         word = match.group(1).upper() if match else ""
         if not sql.strip().strip(";").strip():
-            return DuckDBQueryResult(status="")
+            return TypedResult(status="")
         if word in _NO_OP:
             if word in ("BEGIN", "START"):
                 self.in_txn = True
             elif word in ("COMMIT", "END", "ROLLBACK", "ABORT") and not _TO_SAVEPOINT.match(sql):
                 self.in_txn = False
-            return DuckDBQueryResult(status=_NO_OP[word])
+            return TypedResult(status=_NO_OP[word])
         if _SHOW_TABLES.match(sql):
-            return DuckDBQueryResult(self.run(TABLES_SQL).to_reader())
+            return TypedResult(self.run(TABLES_SQL))
         if word == "SHOW":
             return _show(sql)
         if _VERSION.match(sql):
@@ -235,7 +232,7 @@ class KBSession(Session):
         if handler is not None:
             return handler(sql, params)
         table = self.run(_checked(sql), params)
-        return DuckDBQueryResult(table.to_reader())
+        return TypedResult(table)
 
     # -- PREPARE / EXECUTE / DEALLOCATE
 
@@ -244,7 +241,7 @@ class KBSession(Session):
         if len(self.prepared) >= MAX_PREPARED:
             raise QueryRefused(f"this session holds {MAX_PREPARED} prepared statements: DEALLOCATE some", "53000")
         self.prepared[_name(match.group(1))] = _checked(match.group(2))
-        return DuckDBQueryResult(status="PREPARE")
+        return TypedResult(status="PREPARE")
 
     def _execute(self, sql: str, params):
         match = _parsed(_EXECUTE, sql, "EXECUTE name [(constant, ...)]")
@@ -255,7 +252,7 @@ class KBSession(Session):
         if match.group(2) and match.group(2).strip():
             arguments = self.run(_checked(f"SELECT {match.group(2)}"), params)
             values = [column[0].as_py() for column in arguments.columns]
-        return DuckDBQueryResult(self.run(self.prepared[name], values).to_reader())
+        return TypedResult(self.run(self.prepared[name], values))
 
     def _deallocate(self, sql: str, params):
         match = _parsed(_DEALLOCATE, sql, "DEALLOCATE [PREPARE] name | ALL")
@@ -263,7 +260,7 @@ class KBSession(Session):
             self.prepared.clear()
         else:
             self.prepared.pop(_name(match.group(1)), None)
-        return DuckDBQueryResult(status="DEALLOCATE")
+        return TypedResult(status="DEALLOCATE")
 
     # -- DECLARE / FETCH / CLOSE
 
@@ -284,7 +281,7 @@ class KBSession(Session):
                                f"{MAX_RESULT_BYTES / 2**20:,.0f} MiB together: CLOSE one or narrow the query", "53000")
         self.cursors[name] = [table, 0]
         self.kb.session_view(self, self.cursors_view())
-        return DuckDBQueryResult(status="DECLARE CURSOR")
+        return TypedResult(status="DECLARE CURSOR")
 
     def _fetch(self, sql: str, params):
         match = _parsed(_FETCH, sql, "FETCH [FORWARD] n | ALL | NEXT FROM name")
@@ -295,7 +292,7 @@ class KBSession(Session):
         count = int(how[-1]) if how[-1].isdigit() else (table.num_rows if how[-1] == "ALL" else 1)
         part = table.slice(pos, max(0, count))
         self.cursors[name][1] = pos + part.num_rows
-        return DuckDBQueryResult(part.to_reader())
+        return TypedResult(part)
 
     def _close(self, sql: str, params):
         match = _parsed(_CLOSE, sql, "CLOSE name | ALL")
@@ -304,11 +301,11 @@ class KBSession(Session):
         elif self.cursors.pop(_name(match.group(1)), None) is None:
             raise QueryRefused(f"cursor {_name(match.group(1))!r} does not exist", "34000")
         self.kb.session_view(self, self.cursors_view())
-        return DuckDBQueryResult(status="CLOSE CURSOR")
+        return TypedResult(status="CLOSE CURSOR")
 
     def describe_cursor(self, name: str):
         """The columns of a declared cursor (a client's Describe of it as a portal), without rows."""
-        return DuckDBQueryResult(self.cursors[name][0].slice(0, 0).to_reader())
+        return TypedResult(self.cursors[name][0].slice(0, 0))
 
     def cursors_view(self) -> str:
         """``pg_cursors`` of this session (psycopg asks it before closing a named cursor)."""

@@ -25,6 +25,7 @@ import json
 from dataclasses import dataclass, field
 
 from dbrouter.errors import DbrouterError
+from dbrouter.serve.pgtypes import TYPES, type_oid
 
 ROW_GENERATORS = frozenset({"unnest", "range", "generate_series", "generate_subscripts", "json_each", "json_tree",
                             "repeat", "regexp_split_to_table"})
@@ -84,12 +85,15 @@ class Calls:
         parameter: the first call's question when it is a parameter (``$2`` -> 1, ``?`` -> 0), else None.
         plain: the result is the entry point's own rows and columns (one call in FROM, or one scalar
             call, its columns selected as they are): a ranking read from it is dbrouter's, not the client's.
+        column_names: the result's column names as Postgres gives them (:func:`pg_column_names`), or
+            None where DuckDB's stand (a ``*`` in the select list).
     """
 
     entry_points: tuple[str, ...] = ()
     question: str | None = None
     parameter: int | None = None
     plain: bool = False
+    column_names: tuple[str, ...] | None = None
 
 
 @dataclass
@@ -198,8 +202,9 @@ def _calls(tree: dict, seen: _Seen, allowed: Allowed) -> Calls:
     """What :func:`check_statement` returns: the entry points, the first call's question, whether
     the result is the call's own (a single SELECT over one call, columns selected as they are)."""
     names = tuple(n for n in seen.functions + seen.table_functions if n in allowed.entry_points)
+    columns = pg_column_names(tree)
     if not names or seen.first_call is None:
-        return Calls(names)
+        return Calls(names, column_names=columns)
     arguments = seen.first_call.get("arguments") or []
     first = (arguments[0] or {}).get("expression", arguments[0]) if arguments else {}
     question = parameter = None
@@ -213,7 +218,70 @@ def _calls(tree: dict, seen: _Seen, allowed: Allowed) -> Calls:
     node = tree.get("node") or {}
     plain = (len(names) == 1 and node.get("type") == "SELECT_NODE" and not (node.get("cte_map") or {}).get("map")
              and not node.get("group_expressions") and _own_columns(node, seen.first_call))
-    return Calls(names, question if isinstance(question, str) else None, parameter, bool(plain))
+    return Calls(names, question if isinstance(question, str) else None, parameter, bool(plain), columns)
+
+
+_PG_FUNCTION_NAMES = {"count_star": "count"}
+"""DuckDB's names of functions Postgres names otherwise (``count(*)`` parses as ``count_star``)."""
+
+_PG_OPERATOR_NAMES = {"OPERATOR_COALESCE": "coalesce", "OPERATOR_NULLIF": "nullif"}
+
+
+def pg_column_names(tree: dict) -> tuple[str, ...] | None:
+    """The names Postgres gives a SELECT's result columns (its ``FigureColname``): an alias; a
+    column's own name; a function's name (``count(*)`` -> ``count``, ``route_query($1)`` ->
+    ``route_query``); ``case``, ``exists``, a cast's type; else ``?column?``. DuckDB names an
+    unaliased expression by its text (``count_star()``), which BI tools show as the column's title.
+
+    Args:
+        tree: one statement of DuckDB's parse (:func:`parse_tree`).
+
+    Returns:
+        A name per select-list item, or None when the list has a ``*`` (then DuckDB's names stand).
+    """
+    node = tree.get("node") or {}
+    while node.get("type") == "SET_OPERATION_NODE":  # a UNION is named by its first branch
+        node = node.get("left") or {}
+    if node.get("type") != "SELECT_NODE":
+        return None
+    names = []
+    for item in node.get("select_list") or []:
+        name = item.get("alias") or _figure_name(item)
+        if name is None:
+            return None
+        names.append(name)
+    return tuple(names)
+
+
+def _figure_name(item: dict) -> str | None:
+    cls = item.get("class")
+    if cls == "STAR":
+        return None
+    if cls == "COLUMN_REF":
+        return str((item.get("column_names") or ["?column?"])[-1])
+    if cls in ("FUNCTION", "WINDOW"):
+        name = str(item.get("function_name") or "")
+        if item.get("is_operator") or not name.replace("_", "a").isalnum():
+            return "?column?"
+        return _PG_FUNCTION_NAMES.get(name, name)
+    if cls == "CAST":
+        inner = _figure_name(item.get("child") or {})
+        if inner not in (None, "?column?"):
+            return inner
+        oid = type_oid(str((item.get("type_expr") or {}).get("type_name") or ""))
+        return TYPES[oid].name if oid in TYPES else "?column?"
+    if cls == "CASE":
+        return "case"
+    if cls == "SUBQUERY":
+        if item.get("subquery_type") == "EXISTS":
+            return "exists"
+        if item.get("subquery_type") == "SCALAR":
+            inner = pg_column_names(item.get("subquery") or {})
+            return inner[0] if inner else "?column?"
+        return "?column?"
+    if cls == "OPERATOR":
+        return _PG_OPERATOR_NAMES.get(str(item.get("type")), "?column?")
+    return "?column?"
 
 
 def _own_columns(node: dict, call: dict) -> bool:

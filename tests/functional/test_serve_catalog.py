@@ -44,7 +44,7 @@ def _pg(port: int, **kw):
     ("\\dn", "main"),
     ("\\dt", "kb_databases"),
     ("\\dv", "stg_catalog__tables"),
-    ("\\d kb_databases", "character varying"),
+    ("\\d kb_databases", "timestamp without time zone"),
     ("\\d+ kb_databases", "db_id"),
     ("\\df", "route_query"),
     ("\\du", "dbrouter"),
@@ -66,7 +66,7 @@ def test_pgcli_completion_queries(port):
         assert ("main", "kb_databases") in list(pg.tables())
         assert ("main", "stg_catalog__tables") in list(pg.views())
         columns = {(t, c): ty for _s, t, c, ty, *_ in pg.table_columns()}
-        assert columns[("kb_databases", "db_id")] == "character varying"
+        assert columns[("kb_databases", "db_id")] == "text"  # DuckDB's VARCHAR has no length: Postgres's text
         assert "route_query" in {f.func_name for f in pg.functions()}
         assert list(pg.databases()) == ["kb"]
         list(pg.datatypes())
@@ -76,7 +76,7 @@ def test_pgcli_completion_queries(port):
 
 
 def test_sqlalchemy_inspector_sees_tables_columns_and_keys(port):
-    from sqlalchemy import VARCHAR, create_engine, inspect
+    from sqlalchemy import TEXT, TIMESTAMP, create_engine, inspect
 
     engine = create_engine(f"postgresql+psycopg://analyst@127.0.0.1:{port}/kb")
     try:
@@ -84,7 +84,8 @@ def test_sqlalchemy_inspector_sees_tables_columns_and_keys(port):
         assert "main" in insp.get_schema_names()
         assert "kb_databases" in insp.get_table_names() and "stg_catalog__tables" in insp.get_view_names()
         columns = {c["name"]: c for c in insp.get_columns("kb_databases")}
-        assert isinstance(columns["db_id"]["type"], VARCHAR)
+        assert isinstance(columns["db_id"]["type"], TEXT)
+        assert isinstance(columns["ingested_at"]["type"], TIMESTAMP)
         assert insp.get_pk_constraint("kb_databases")["constrained_columns"] == []
         assert insp.get_foreign_keys("kb_databases") == [] and insp.get_indexes("kb_databases") == []
         assert insp.has_table("kb_databases") and not insp.has_table("no_such_table")
