@@ -55,6 +55,12 @@ class UserAccess:
         """
         return [d for d in databases if any(fnmatch.fnmatchcase(d, p) for p in self.patterns)]
 
+    @property
+    def sees_all(self) -> bool:
+        """``"*"`` among the user's patterns: every database, now and after any rebuild (an admin):
+        the session is not scoped and may browse the whole knowledge base, as without a policy."""
+        return "*" in self.patterns
+
 
 @dataclass(frozen=True)
 class AccessPolicy:

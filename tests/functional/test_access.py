@@ -233,6 +233,9 @@ def test_serve_logs_each_user_in_with_their_own_password_and_scope(built_kb, pol
             assert con.execute("select route_query(%s)", [QUESTIONS[3]]).fetchall()[0][0] not in HIDDEN
         with connect("root", "r-secret") as con:
             assert set(HIDDEN) <= {r[0] for r in con.execute("select db_id from kb_allowed_databases").fetchall()}
+            # "*" is every database: an admin browses the whole KB as a BI tool does (alice may not)
+            assert set(HIDDEN) <= {r[0] for r in con.execute("select db_id from kb_databases").fetchall()}
+            assert con.execute("select count(*) from pg_catalog.pg_tables").fetchall()[0][0] > 0
         for user, password in (("alice", "r-secret"), ("mallory", "a-secret")):
             with pytest.raises(psycopg.OperationalError, match="password authentication failed"):
                 connect(user, password)
