@@ -10,7 +10,7 @@ WAREHOUSE ?= .dbrouter/demo.duckdb
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: setup demo test lint clean browser
+.PHONY: setup demo test lint clean browser clients
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -52,7 +52,19 @@ browser:
 		{ $$SUDO apt-get update -q >/dev/null 2>&1 && $$SUDO apt-get install -y -q chromium >/dev/null 2>&1; } || \
 		{ echo "make: the tests need Debian's chromium and it could not be installed: run apt-get install chromium" >&2; exit 1; }; }
 
-test: setup browser
+# The BI-client tests speak to `dbrouter serve` through pgjdbc, the driver DBeaver, Metabase, Tableau
+# and DataGrip bundle: Debian's libpostgresql-jdbc-java and a JDK to run the small probe program
+# (tests/clients/JdbcProbe.java), installed as chromium is.
+JDBC_JAR := /usr/share/java/postgresql.jar
+clients:
+	@{ command -v java >/dev/null 2>&1 && [ -f $(JDBC_JAR) ]; } || { \
+		SUDO=$$( [ "$$(id -u)" = 0 ] || echo "sudo -n" ); \
+		$$SUDO apt-get install -y -q default-jdk-headless libpostgresql-jdbc-java >/dev/null 2>&1 || \
+		{ $$SUDO apt-get update -q >/dev/null 2>&1 && \
+		  $$SUDO apt-get install -y -q default-jdk-headless libpostgresql-jdbc-java >/dev/null 2>&1; } || \
+		{ echo "make: the tests need pgjdbc and a JDK and they could not be installed: run apt-get install default-jdk-headless libpostgresql-jdbc-java" >&2; exit 1; }; }
+
+test: setup browser clients
 	$(BIN)/ruff check dbrouter python_udfs tests scripts
 	$(BIN)/ty check
 	$(BIN)/python -m pytest -q -n 2 --dist loadfile

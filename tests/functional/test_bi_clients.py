@@ -1,0 +1,209 @@
+"""What the clients BI tools are built on see of `dbrouter serve`, asked by those clients:
+pgjdbc (DBeaver, Metabase, Tableau, DataGrip) through a small Java program, psycopg in text and
+binary mode, asyncpg (binary by default), SQLAlchemy reflection and pandas (Superset), pgcli's
+``\\dt`` through pgspecial. Each asserts what a tool would show (columns with their types, keys
+where the KB has them, values equal in every format), not only that no error came back."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import json
+import os
+import shutil
+import subprocess
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.slow
+
+PROBE = Path(__file__).resolve().parents[1] / "clients" / "JdbcProbe.java"
+JDBC_JAR = Path("/usr/share/java/postgresql.jar")
+
+# one value of each type the KB and routing return, with what psycopg reads it as
+TYPED_SQL = ("select 7::smallint as i2, 42 as i4, 9000000000 as i8, 1.5::double as f8, 0.25::float as f4, "
+             "1.50::decimal(5,2) as num, 123456789012345678901234567890::hugeint as huge, true as b, 'ünï \"q\"' as t, "
+             "DATE '2026-01-02' as d, TIMESTAMP '2026-01-01 10:00:00.25' as ts, "
+             "TIMESTAMPTZ '2026-01-01 10:00:00+00' as tstz, '{\"a\": 1}'::json as j, ['a', 'b c', NULL] as arr_t, "
+             "[1, 2] as arr_i, [0.5, 1.5]::float[2] as vec, interval 90 minute as iv, NULL::varchar as nothing")
+EXPECTED = {"i2": 7, "i4": 42, "i8": 9000000000, "f8": 1.5, "f4": 0.25, "num": Decimal("1.50"),
+            "huge": Decimal("123456789012345678901234567890"), "b": True, "t": 'ünï "q"', "d": dt.date(2026, 1, 2),
+            "ts": dt.datetime(2026, 1, 1, 10, 0, 0, 250000),
+            "tstz": dt.datetime(2026, 1, 1, 10, 0, tzinfo=dt.UTC), "j": {"a": 1},
+            "arr_t": ["a", "b c", None], "arr_i": [1, 2], "vec": [0.5, 1.5], "iv": dt.timedelta(minutes=90),
+            "nothing": None}
+OIDS = {"i2": 21, "i4": 23, "i8": 20, "f8": 701, "f4": 700, "num": 1700, "huge": 1700, "b": 16, "t": 25, "d": 1082,
+        "ts": 1114, "tstz": 1184, "j": 114, "arr_t": 1009, "arr_i": 1007, "vec": 1021, "iv": 1186, "nothing": 25}
+
+
+@pytest.fixture(scope="module")
+def served(built_kb, tmp_path_factory):
+    from dbrouter.serve.server import ServeConfig, start_in_thread, stop
+
+    warehouse = tmp_path_factory.mktemp("bi-clients") / "kb.duckdb"
+    shutil.copyfile(built_kb["warehouse"], warehouse)
+    server, _ = start_in_thread(ServeConfig(warehouse, "127.0.0.1", 0, timeout=30))
+    yield {"port": server.server_address[1], "server": server}
+    stop(server)
+
+
+@pytest.fixture(scope="module")
+def keys(served) -> list[tuple[str, str, str]]:
+    """The KB's primary keys as DuckDB holds them: (schema, table, column)."""
+    with served["server"].kb.cursor() as con:
+        rows = con.execute("select schema_name, table_name, constraint_column_names[1] from duckdb_constraints() "
+                           "where constraint_type = 'PRIMARY KEY' order by 1, 2").fetchall()
+    assert rows, "the KB has no primary key to look for: the test would prove nothing"
+    return rows
+
+
+def _jdbc(port: int, schema: str, table: str, select: str) -> dict[str, dict]:
+    java = shutil.which("java")
+    if java is None or not JDBC_JAR.exists():
+        pytest.fail("pgjdbc or a JDK is not installed: `make test` installs default-jdk-headless and "
+                    "libpostgresql-jdbc-java")
+    url = f"jdbc:postgresql://127.0.0.1:{port}/kb?user=analyst&connectTimeout=10"
+    proc = subprocess.run([java, "-cp", str(JDBC_JAR), str(PROBE), url, schema, table, select],
+                          capture_output=True, text=True, timeout=240, env={**os.environ, "TZ": "UTC"})
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    calls = {}
+    for line in proc.stdout.splitlines():
+        entry = json.loads(line)
+        calls[entry["call"]] = entry
+    return calls
+
+
+def test_pgjdbc_metadata_a_bi_tool_reads(served, keys):
+    """Before: getColumns returned no rows (DuckDB's type ids in pg_attribute), getPrimaryKeys,
+    getIndexInfo, getImportedKeys and getTypeInfo failed."""
+    schema, table, column = keys[0]
+    calls = _jdbc(served["port"], schema, table, "select 1")
+    failed = {name: c["error"] for name, c in calls.items() if "error" in c}
+    assert not failed, failed
+    tables = {row[2] for row in _jdbc(served["port"], "main", "kb_databases", "select 1")["getTables"]["rows"]}
+    assert {"kb_databases", "kb_columns"} <= tables
+    pk = calls["getPrimaryKeys"]["rows"]
+    assert [(r[1], r[2], r[3], r[4]) for r in pk] == [(schema, table, column, 1)]
+    index = calls["getIndexInfo"]["rows"]
+    assert [(r[3], r[5], r[8]) for r in index] == [(False, pk[0][5], column)]  # unique, named as the key
+    assert calls["getImportedKeys"]["rows"] == [] and calls["getExportedKeys"]["rows"] == []
+    type_names = {row[0] for row in calls["getTypeInfo"]["rows"]}
+    assert {"int4", "int8", "text", "numeric", "timestamptz", "bool", "float8"} <= type_names
+    assert calls["getBestRowIdentifier"]["rows"][0][1] == column
+
+
+def test_pgjdbc_columns_carry_their_types(served):
+    calls = _jdbc(served["port"], "main", "kb_databases", "select 1")
+    columns = {row[3]: (row[4], row[5], row[10]) for row in calls["getColumns"]["rows"]}  # DATA_TYPE, TYPE_NAME, NULLABLE
+    assert columns["db_id"][:2] == (12, "text")  # java.sql.Types.VARCHAR
+    assert columns["ingested_at"][:2] == (93, "timestamp")
+    assert columns["n_tables"][:2] == (-5, "int8")
+    emb = {row[3]: (row[4], row[5]) for row in
+           _jdbc(served["port"], "main", "kb_document_embeddings", "select 1")["getColumns"]["rows"]}
+    assert emb["embedding"] == (2003, "_float4")  # an ARRAY of real
+
+
+def test_pgjdbc_prepared_statement_ten_runs_text_then_binary(served):
+    """pgjdbc turns a statement server-side and its results binary at the 5th run: before, the 6th
+    failed on a timestamp and the server closed the connection."""
+    calls = _jdbc(served["port"], "main", "kb_databases", TYPED_SQL)
+    runs = [calls[f"prepared#{n}"] for n in range(1, 11)]
+    assert all("error" not in r for r in runs), [r.get("error") for r in runs]
+    first = runs[0]
+    assert all(r["rows"] == first["rows"] for r in runs), "binary results differ from text ones"
+    types = {name: type_name for name, type_name, _ in first["columns"]}
+    assert types["num"] == "numeric" and types["tstz"] == "timestamptz" and types["arr_t"] == "_text"
+    row = dict(zip([c[0] for c in first["columns"]], first["rows"][0]))
+    assert row["i8"] == 9000000000 and row["num"] == "1.50" and row["huge"] == "123456789012345678901234567890"
+    assert row["t"] == 'ünï "q"' and row["arr_i"] == "[1, 2]" and row["b"] is True and row["nothing"] is None
+    assert row["tstz"] == "Timestamp:2026-01-01 10:00:00.0" and row["ts"] == "Timestamp:2026-01-01 10:00:00.25"
+    assert calls["routed"]["rows"] == [["singer"]]
+
+
+@pytest.mark.parametrize("binary", [False, True])
+def test_psycopg_text_and_binary_results_keep_their_types(served, binary):
+    """Before: binary mode failed on a numeric (`tuple index out of range`, connection dropped), and
+    in text mode now() came back as text."""
+    import psycopg
+
+    with psycopg.connect(host="127.0.0.1", port=served["port"], user="analyst", dbname="kb",
+                         connect_timeout=10) as con:
+        cur = con.cursor(binary=binary)
+        cur.execute(TYPED_SQL)
+        names = [d.name for d in cur.description]
+        assert dict(zip(names, cur.fetchone())) == EXPECTED
+        assert {d.name: d.type_code for d in cur.description} == OIDS
+        cur.execute("select count(*), now(), route_query(%s) from kb_databases", ["How many singers do we have?"])
+        assert [d.name for d in cur.description] == ["count", "now", "route_query"]  # Postgres's names
+        count, now, routed = cur.fetchone()
+        assert count > 0 and now.tzinfo is not None and routed == "singer"
+        cur.execute("select db_id from kb_databases where n_tables > %s and db_id = any(%s) order by 1",
+                    [0, ["singer", "concert_singer"]])
+        assert [r[0] for r in cur.fetchall()] == ["concert_singer", "singer"]
+
+
+def test_asyncpg_binary_by_default(served):
+    import asyncpg
+
+    async def run():
+        con = await asyncpg.connect(host="127.0.0.1", port=served["port"], user="analyst", database="kb", timeout=10)
+        try:
+            row = await asyncio.wait_for(con.fetchrow(TYPED_SQL), 60)
+            routed = await con.fetchval("select route_query($1)", "How many singers do we have?")
+            counted = await con.fetchval("select count(*) from kb_databases where n_tables > $1::int", 0)
+            return dict(row), routed, counted
+        finally:
+            await con.close()
+
+    row, routed, counted = asyncio.run(run())
+    expected = {**EXPECTED, "j": '{"a": 1}'}  # asyncpg leaves json as its text
+    assert row == expected
+    assert routed == "singer" and counted > 0
+
+
+def test_sqlalchemy_reflection_and_pandas_read_table(served, keys):
+    """Before: Table(autoload_with=...) and MetaData.reflect() failed on current_setting()."""
+    import pandas as pd
+    from sqlalchemy import TEXT, TIMESTAMP, BigInteger, MetaData, Table, create_engine
+
+    engine = create_engine(f"postgresql+psycopg://analyst@127.0.0.1:{served['port']}/kb")
+    try:
+        table = Table("kb_databases", MetaData(), autoload_with=engine)
+        assert isinstance(table.c.db_id.type, TEXT) and isinstance(table.c.ingested_at.type, TIMESTAMP)
+        assert isinstance(table.c.n_tables.type, BigInteger)
+        schema, name, column = keys[0]
+        meta = MetaData()
+        meta.reflect(engine, schema=schema)
+        assert meta.tables[f"{schema}.{name}"].primary_key.columns.keys() == [column]
+        frame = pd.read_sql_table("kb_databases", engine)
+        assert len(frame) > 0 and str(frame["ingested_at"].dtype).startswith("datetime64")
+        assert str(frame["n_tables"].dtype) == "int64"
+    finally:
+        engine.dispose()
+
+
+def test_pgcli_backslash_commands_through_pgspecial(served, keys):
+    """Before: \\dt and \\dv failed (`relkind = ANY('{r,p,""}')`: DuckDB does not cast that string)."""
+    from pgcli.pgexecute import PGExecute
+    from pgspecial.main import PGSpecial
+
+    pg = PGExecute("kb", "analyst", None, "127.0.0.1", str(served["port"]), None)
+    special = PGSpecial()
+    try:
+        def run(command):
+            (title, rows, headers, status, *_rest), = list(pg.run(command, pgspecial=special))
+            return list(rows or []), headers, status
+
+        tables, headers, _ = run("\\dt")
+        assert headers[:2] == ["Schema", "Name"] and ("main", "kb_databases") in {tuple(r[:2]) for r in tables}
+        views, _, _ = run("\\dv")
+        assert ("main", "stg_catalog__tables") in {tuple(r[:2]) for r in views}
+        columns, _, _ = run("\\d kb_databases")
+        assert dict((r[0], r[1]) for r in columns)["ingested_at"] == "timestamp without time zone"
+        schema, table, column = keys[0]
+        _, _, status = run(f"\\d {schema}.{table}")
+        assert "PRIMARY KEY" in str(status) and column in str(status)
+    finally:
+        pg.conn.close()
