@@ -55,6 +55,7 @@ SESSION_DDL: tuple[str, ...] = (
     "CREATE OR REPLACE TEMP MACRO pg_is_other_temp_schema(s) AS false",
     "CREATE OR REPLACE TEMP MACRO pg_total_relation_size(r) AS 0",
     "CREATE OR REPLACE TEMP MACRO pg_relation_size(r) AS 0",
+    "CREATE OR REPLACE TEMP MACRO pg_stat_get_numscans(r) AS 0",
     "CREATE OR REPLACE TEMP MACRO pg_size_pretty(b) AS CAST(b AS VARCHAR) || ' bytes'",
     "CREATE OR REPLACE TEMP MACRO pg_backend_pid() AS 0",
     "CREATE OR REPLACE TEMP MACRO pg_postmaster_start_time() AS TIMESTAMP '2000-01-01'",

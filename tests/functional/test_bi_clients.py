@@ -207,3 +207,60 @@ def test_pgcli_backslash_commands_through_pgspecial(served, keys):
         assert "PRIMARY KEY" in str(status) and column in str(status)
     finally:
         pg.conn.close()
+
+
+# the catalog queries DBeaver's PostgreSQL plugin sends when a user opens a schema and a table
+# (written in its form: a join of pg_catalog tables with ::regclass casts and its own functions)
+DBEAVER = {
+    "schemas": ("SELECT n.oid,n.*,d.description FROM pg_catalog.pg_namespace n LEFT OUTER JOIN pg_catalog.pg_description d "
+                "ON d.objoid=n.oid AND d.objsubid=0 AND d.classoid='pg_namespace'::regclass ORDER BY nspname", ()),
+    "types": ("SELECT t.oid,t.*,c.relkind,format_type(nullif(t.typbasetype, 0), t.typtypmod) as base_type_name, "
+              "d.description FROM pg_catalog.pg_type t LEFT OUTER JOIN pg_catalog.pg_type et ON et.oid=t.typelem "
+              "LEFT OUTER JOIN pg_catalog.pg_class c ON c.oid=t.typrelid LEFT OUTER JOIN pg_catalog.pg_description d "
+              "ON t.oid=d.objoid WHERE t.typname IS NOT NULL AND (c.relkind IS NULL OR c.relkind = 'c') "
+              "AND (et.typcategory IS NULL OR et.typcategory <> 'C')", ()),
+    "tables": ("SELECT c.oid,c.*,t.relname as tabrelname,rt.relnamespace as refnamespace,d.description "
+               "FROM pg_catalog.pg_class c LEFT OUTER JOIN pg_catalog.pg_class t ON t.oid=c.reltoastrelid "
+               "LEFT OUTER JOIN pg_catalog.pg_class rt ON rt.oid=c.reloftype LEFT OUTER JOIN pg_catalog.pg_description d "
+               "ON d.objoid=c.oid AND d.objsubid=0 AND d.classoid='pg_class'::regclass "
+               "WHERE c.relnamespace=%(ns)s AND c.relkind not in ('i','I','c')", ("ns",)),
+    "columns": ("SELECT c.relname,a.attname,t.typname,a.attnotnull,pg_catalog.pg_get_expr(ad.adbin, ad.adrelid, true) "
+                "as def_value,dsc.description FROM pg_catalog.pg_attribute a INNER JOIN pg_class c ON (a.attrelid=c.oid) "
+                "INNER JOIN pg_catalog.pg_type t ON t.oid=a.atttypid LEFT OUTER JOIN pg_catalog.pg_attrdef ad "
+                "ON (a.attrelid=ad.adrelid AND a.attnum = ad.adnum) LEFT OUTER JOIN pg_catalog.pg_description dsc "
+                "ON (c.oid=dsc.objoid AND a.attnum = dsc.objsubid) WHERE NOT a.attisdropped "
+                "AND c.relkind not in ('i','I','c') AND c.oid=%(table)s ORDER BY a.attnum", ("table",)),
+    "constraints": ("SELECT c.oid,c.*,t.relname as tabrelname FROM pg_catalog.pg_constraint c INNER JOIN pg_catalog.pg_class t "
+                    "ON t.oid=c.conrelid WHERE t.relkind not in ('i','I','c') AND t.relnamespace=%(ns)s "
+                    "AND c.conrelid=%(table)s ORDER BY c.oid", ("ns", "table")),
+    "indexes": ("SELECT i.*,i.indkey as keys,c.relname,c.relnamespace,c.relam,tc.relname as tabrelname,dsc.description,"
+                "pg_catalog.pg_get_expr(i.indpred, i.indrelid) as pred_expr,pg_catalog.pg_relation_size(i.indexrelid) "
+                "as index_rel_size,pg_catalog.pg_stat_get_numscans(i.indexrelid) as index_num_scans "
+                "FROM pg_catalog.pg_index i INNER JOIN pg_catalog.pg_class c ON c.oid=i.indexrelid INNER JOIN "
+                "pg_catalog.pg_class tc ON tc.oid=i.indrelid LEFT OUTER JOIN pg_catalog.pg_description dsc "
+                "ON i.indexrelid=dsc.objoid WHERE i.indrelid=%(table)s ORDER BY c.relname", ("table",)),
+}
+
+
+def test_dbeaver_catalog_queries_when_opening_a_table(served, keys):
+    import psycopg
+
+    schema, table, column = keys[0]
+    with psycopg.connect(host="127.0.0.1", port=served["port"], user="analyst", dbname="kb",
+                         connect_timeout=10, autocommit=True) as con:
+        ns = con.execute("select oid from pg_catalog.pg_namespace where nspname = %s", [schema]).fetchone()[0]
+        oid = con.execute("select c.oid from pg_catalog.pg_class c where c.relname = %s and c.relnamespace = %s",
+                          [table, ns]).fetchone()[0]
+        found = {}
+        for name, (sql, params) in DBEAVER.items():
+            cur = con.execute(sql, {"ns": ns, "table": oid} if params else None)
+            found[name] = (cur.fetchall(), [d.name for d in cur.description])
+    assert schema in {r[2] for r in found["schemas"][0]}
+    assert {"int4", "text", "timestamptz", "_float4"} <= {r[found["types"][1].index("typname")] for r in found["types"][0]}
+    assert table in {r[found["tables"][1].index("relname")] for r in found["tables"][0]}
+    columns = found["columns"][0]
+    assert columns and columns[0][1] == column and all(r[2] for r in columns)  # every column joins a pg_type row
+    (constraint,) = found["constraints"][0]
+    assert constraint[found["constraints"][1].index("contype")] == "p"
+    (index,) = found["indexes"][0]
+    assert index[found["indexes"][1].index("indisprimary")] is True
