@@ -228,6 +228,21 @@ SESSION_DDL += (
 )
 
 
+CATALOG_NAMES = frozenset(m.group(1).lower() for d in SESSION_DDL
+                           if (m := re.match(r"CREATE OR REPLACE TEMP (?:VIEW|MACRO) (\w+)", d)))
+"""The names :data:`SESSION_DDL` defines."""
+
+_CATALOG_WORD = re.compile(r"\b(?:pg_catalog|information_schema|current_setting|set_config|"
+                           + "|".join(sorted(CATALOG_NAMES, key=len, reverse=True)) + r")\b", re.IGNORECASE)
+
+
+def needs_catalog(sql: str) -> bool:
+    """Whether ``sql`` names an object of :data:`SESSION_DDL` (or a catalog schema): a session
+    creates them before its first such statement, not before every routing call (they cost ~30 ms
+    of binding; most sessions only route)."""
+    return _CATALOG_WORD.search(sql) is not None
+
+
 _STRING = re.compile(r"(?:[eE])?'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"|--[^\n]*|/\*.*?\*/", re.DOTALL)
 _OPERATOR = re.compile(r"\bOPERATOR\s*\(\s*(?:\"?pg_catalog\"?\s*\.\s*)?([^)\s]+)\s*\)", re.IGNORECASE)
 _COLLATE = re.compile(r"\s+COLLATE\s+(?:\"?pg_catalog\"?\s*\.\s*)?(?:\"default\"|default|\"C\"|\"POSIX\")",

@@ -68,7 +68,7 @@ from dbrouter.serve import (
     TEMP_LIMIT,
 )
 from dbrouter.serve.access import AccessError, AccessPolicy, LoginThrottle, check_scopable, restrict
-from dbrouter.serve.catalog import SESSION_DDL
+from dbrouter.serve.catalog import SESSION_DDL, needs_catalog
 from dbrouter.serve.pgtypes import TEXT_ARRAYS, decode_binary, parameter_types, pg_array
 from dbrouter.serve.session import INTERNAL_UDFS, SERVER_VERSION, KBSession, QueryRefused
 from dbrouter.serve.statement import Allowed, StatementRefused, allowed_of, check_statement
@@ -306,17 +306,22 @@ class KnowledgeBase:
         gen = self._enter()
         try:
             if session is None:
-                cur = self._new_cursor(gen)
+                cur = self._new_cursor(gen, catalog=needs_catalog(sql))
             else:
                 if session.db_cursor is None or session.generation != gen.number:
                     if session.db_cursor is not None:
                         with contextlib.suppress(Exception):
                             session.db_cursor.close()
                     session.db_cursor, session.generation = self._new_cursor(gen), gen.number
+                    session.catalog = False
                     session.db_cursor.execute(session.cursors_view())
                     if session.access is not None:  # the session sees the user's databases only
                         restrict(session.db_cursor, session.access)
                 cur = session.db_cursor
+                if not session.catalog and needs_catalog(sql):  # its first catalog query: make them now
+                    for statement in SESSION_DDL:
+                        cur.execute(statement)
+                    session.catalog = True
             _one_select(cur, sql)
             try:
                 calls = check_statement(cur, sql, self._allowed(gen, cur), session is not None and session.access is not None)
@@ -382,18 +387,23 @@ class KnowledgeBase:
         finally:
             self._leave(gen)
 
-    @staticmethod
-    def _allowed(gen: _Generation, cur) -> Allowed:
-        """What this opening's sessions may name (:func:`~dbrouter.serve.statement.allowed_of`), read once."""
+    def _allowed(self, gen: _Generation, cur) -> Allowed:
+        """What this opening's sessions may name (:func:`~dbrouter.serve.statement.allowed_of`), read
+        once, on a cursor with every catalog object (a session makes them when it first needs them)."""
         if gen.allowed is None:
-            gen.allowed = allowed_of(cur, INTERNAL_UDFS)
+            full = self._new_cursor(gen, catalog=True)
+            try:
+                gen.allowed = allowed_of(full, INTERNAL_UDFS)
+            finally:
+                full.close()
         return gen.allowed
 
     @staticmethod
-    def _new_cursor(gen: _Generation):
-        """A cursor with the route-path macros and the Postgres catalog objects (temporary: per cursor)."""
+    def _new_cursor(gen: _Generation, catalog: bool = False):
+        """A cursor with the route-path macros and, with ``catalog``, the Postgres catalog objects
+        (temporary: per cursor; :func:`~dbrouter.serve.catalog.needs_catalog`)."""
         cur = gen.con.cursor()
-        for statement in ((gen.path_ddl,) if gen.path_ddl else ()) + SESSION_DDL:
+        for statement in ((gen.path_ddl,) if gen.path_ddl else ()) + (SESSION_DDL if catalog else ()):
             cur.execute(statement)
         return cur
 
