@@ -232,8 +232,21 @@ CATALOG_NAMES = frozenset(m.group(1).lower() for d in SESSION_DDL
                            if (m := re.match(r"CREATE OR REPLACE TEMP (?:VIEW|MACRO) (\w+)", d)))
 """The names :data:`SESSION_DDL` defines."""
 
-_CATALOG_WORD = re.compile(r"\b(?:pg_catalog|information_schema|current_setting|set_config|"
+_CATALOG_WORD = re.compile(r"\b(?:pg_catalog|information_schema|current_setting|set_config|current_user|"
+                           r"session_user|current_role|"
                            + "|".join(sorted(CATALOG_NAMES, key=len, reverse=True)) + r")\b", re.IGNORECASE)
+
+
+def identity_ddl(user: str | None) -> tuple[str, ...]:
+    """Macros naming the session's login user as Postgres does (``current_user``, ``session_user``:
+    DuckDB says ``duckdb``); run with the catalog objects.
+
+    Args:
+        user: the user name the client logged in as (None: none given).
+    """
+    name = (user or OWNER).replace("'", "''")
+    return tuple(f"CREATE OR REPLACE TEMP MACRO {fn}() AS '{name}'" for fn in ("current_user", "session_user",
+                                                                               "current_role", "user"))
 
 
 def needs_catalog(sql: str) -> bool:

@@ -68,7 +68,7 @@ from dbrouter.serve import (
     TEMP_LIMIT,
 )
 from dbrouter.serve.access import AccessError, AccessPolicy, LoginThrottle, check_scopable, restrict
-from dbrouter.serve.catalog import SESSION_DDL, needs_catalog
+from dbrouter.serve.catalog import SESSION_DDL, identity_ddl, needs_catalog
 from dbrouter.serve.pgtypes import TEXT_ARRAYS, decode_binary, parameter_types, pg_array
 from dbrouter.serve.session import INTERNAL_UDFS, SERVER_VERSION, KBSession, QueryRefused
 from dbrouter.serve.statement import Allowed, StatementRefused, allowed_of, check_statement
@@ -319,7 +319,7 @@ class KnowledgeBase:
                         restrict(session.db_cursor, session.access)
                 cur = session.db_cursor
                 if not session.catalog and needs_catalog(sql):  # its first catalog query: make them now
-                    for statement in SESSION_DDL:
+                    for statement in SESSION_DDL + identity_ddl(session.user):
                         cur.execute(statement)
                     session.catalog = True
             _one_select(cur, sql)

@@ -142,6 +142,8 @@ def test_psycopg_text_and_binary_results_keep_their_types(served, binary):
         cur.execute("select db_id from kb_databases where n_tables > %s and db_id = any(%s) order by 1",
                     [0, ["singer", "concert_singer"]])
         assert [r[0] for r in cur.fetchall()] == ["concert_singer", "singer"]
+        cur.execute("select current_user, session_user, current_schema()")
+        assert cur.fetchone() == ("analyst", "analyst", "main")  # the login name, as Postgres says it
 
 
 def test_asyncpg_binary_by_default(served):
