@@ -18,6 +18,7 @@ embedder* is used: for ``minilm`` a static model2vec model distilled locally (on
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import hashlib
 import os
@@ -123,6 +124,7 @@ class MiniLMEmbedder:
     name = "minilm"
     dim = DIM
     NUMPY_MAX_BATCH = 64
+    CACHE_BATCHES = 4096  # small batches remembered (a question asked again: a dashboard's refresh)
 
     def __init__(self) -> None:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -132,6 +134,10 @@ class MiniLMEmbedder:
         self._model = None  # sentence-transformers, loaded on the first large batch
         self._small = None  # the numpy forward pass, loaded on the first small batch
         self._lock = threading.Lock()
+        # small batch (the texts, in order) -> its vectors: keyed by the whole batch, so a hit is
+        # exactly what the pass computed for it (padding depends on the batch's other texts)
+        self._cache: collections.OrderedDict[tuple[str, ...], np.ndarray] = collections.OrderedDict()
+        self.cache_hits = 0
 
     def _torch_model(self):
         if self._model is None:
@@ -160,19 +166,36 @@ class MiniLMEmbedder:
         return self._small
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
+        key = tuple(texts)
         with self._lock:
+            if len(texts) <= self.NUMPY_MAX_BATCH:
+                cached = self._cache.get(key)
+                if cached is not None:
+                    self._cache.move_to_end(key)
+                    self.cache_hits += 1
+                    return cached.copy()
             if len(texts) <= self.NUMPY_MAX_BATCH and self._model is None:
                 from threadpoolctl import threadpool_limits
 
                 # one BLAS thread: OpenBLAS' worker threads spin, and on a busy 2-core machine a
                 # 20 ms pass took over a second with two of them
                 with threadpool_limits(1, user_api="blas"):
-                    return self._numpy_model().encode(list(texts))
-            vecs = self._torch_model().encode(
+                    vecs = np.asarray(self._numpy_model().encode(list(texts)), dtype=np.float32)
+                self._remember(key, vecs)
+                return vecs.copy()
+            vecs = np.asarray(self._torch_model().encode(
                 list(texts), batch_size=64, normalize_embeddings=True,
                 show_progress_bar=False, convert_to_numpy=True,
-            )
-        return np.asarray(vecs, dtype=np.float32)
+            ), dtype=np.float32)
+            if len(texts) <= self.NUMPY_MAX_BATCH:
+                self._remember(key, vecs)
+        return vecs
+
+    def _remember(self, key: tuple[str, ...], vecs: np.ndarray) -> None:
+        """Keep a small batch's vectors (the least recently used of :attr:`CACHE_BATCHES` go)."""
+        self._cache[key] = vecs.copy()
+        while len(self._cache) > self.CACHE_BATCHES:
+            self._cache.popitem(last=False)
 
 
 DISTILL_VOCAB = 30522  # MiniLM's WordPiece vocabulary: one forward pass per entry
