@@ -116,7 +116,7 @@ _RETYPED: dict[str, tuple[str, int]] = {
     "TIMESTAMP_S": ("CAST({} AS TIMESTAMP)", 1114), "TIMESTAMP_MS": ("CAST({} AS TIMESTAMP)", 1114),
     "TIMESTAMP_NS": ("CAST({} AS TIMESTAMP)", 1114),
     "TIMESTAMP WITH TIME ZONE_NS": ("CAST({} AS TIMESTAMPTZ)", 1184),
-    "TIME WITH TIME ZONE": ("CAST({} AS VARCHAR)", 1266), "BIT": ("CAST({} AS VARCHAR)", 1562),
+    "TIME WITH TIME ZONE": ("CAST({} AS VARCHAR)", TEXT), "BIT": ("CAST({} AS VARCHAR)", TEXT),
     "BIGNUM": ("CAST({} AS VARCHAR)", NUMERIC), "VARINT": ("CAST({} AS VARCHAR)", NUMERIC),
 }
 """DuckDB types sent after a cast in DuckDB (to the form the Postgres OID's encoder takes)."""
@@ -273,8 +273,69 @@ def _array_element(text: str) -> str:
     return text
 
 
+DATE_INFINITY = 2**31 - 1
+"""DuckDB's ``'infinity'::date`` as Arrow's days since 1970 (``-infinity`` is its negative)."""
+TIMESTAMP_INFINITY = 2**63 - 1
+"""DuckDB's ``'infinity'::timestamp`` as Arrow's microseconds since 1970 (``-infinity``: its negative)."""
+_EPOCH_SHIFT_DAYS = 10_957  # 1970-01-01 -> 2000-01-01, Postgres's epoch
+_UNIX_EPOCH = dt.datetime(1970, 1, 1)
+
+
+def _raw_text(oid: int, value: int) -> str:
+    """A date (days since 1970) or timestamp (microseconds since 1970) given as Arrow's raw integer."""
+    infinity = DATE_INFINITY if oid == 1082 else TIMESTAMP_INFINITY
+    if abs(value) == infinity:
+        return "infinity" if value > 0 else "-infinity"
+    if oid == 1082:
+        return _civil_text(value)
+    days, micros = divmod(value, 86_400_000_000)
+    seconds, fraction = divmod(micros, 1_000_000)
+    clock = f"{seconds // 3600:02d}:{seconds // 60 % 60:02d}:{seconds % 60:02d}" + \
+        (f".{fraction:06d}".rstrip("0") if fraction else "")
+    date = _civil_text(days)
+    bc = date.endswith(" BC")
+    return f"{date.removesuffix(' BC')} {clock}{'+00' if oid == 1184 else ''}{' BC' if bc else ''}"
+
+
+def _civil_text(days: int) -> str:
+    """``YYYY-MM-DD`` of a day count since 1970-01-01 in the proleptic Gregorian calendar, for any
+    year (Python's ``date`` stops at 9999; DuckDB's do not): year 0 and before as Postgres prints
+    them, ``0044-03-15 BC``. (Howard Hinnant's ``civil_from_days``.)"""
+    z = days + 719_468
+    era = z // 146_097
+    doe = z - era * 146_097
+    yoe = (doe - doe // 1460 + doe // 36_524 - doe // 146_096) // 365
+    doy = doe - (365 * yoe + yoe // 4 - yoe // 100)
+    mp = (5 * doy + 2) // 153
+    day = doy - (153 * mp + 2) // 5 + 1
+    month = mp + 3 if mp < 10 else mp - 9
+    year = yoe + era * 400 + (month <= 2)
+    if year <= 0:
+        return f"{1 - year:04d}-{month:02d}-{day:02d} BC"
+    return f"{year:04d}-{month:02d}-{day:02d}"
+
+
+def _raw_binary(oid: int, value: int) -> bytes:
+    """Postgres's binary date or timestamp from Arrow's raw integer (infinities as Postgres's)."""
+    if oid == 1082:
+        if abs(value) == DATE_INFINITY:
+            return struct.pack("!i", 2**31 - 1 if value > 0 else -(2**31))
+        return struct.pack("!i", value - _EPOCH_SHIFT_DAYS)
+    if abs(value) == TIMESTAMP_INFINITY:
+        return struct.pack("!q", 2**63 - 1 if value > 0 else -(2**63))
+    return struct.pack("!q", value - _EPOCH_SHIFT_DAYS * 86_400_000_000)
+
+
+RAW_TEMPORAL = frozenset({1082, 1114, 1184})
+"""Types whose values :mod:`dbrouter.serve.wire` reads as Arrow's raw integers (so ``infinity``,
+which no Python ``datetime`` holds, is sent as Postgres sends it)."""
+
+
 def encode_text(oid: int, value: Any) -> str:
-    """``value`` (as Arrow's ``as_py`` gives it) in Postgres's text output form for type ``oid``."""
+    """``value`` (as Arrow's ``as_py`` gives it; for a date or timestamp also Arrow's raw integer) in
+    Postgres's text output form for type ``oid``."""
+    if oid in RAW_TEMPORAL and isinstance(value, int):
+        return _raw_text(oid, value)
     pg = TYPES.get(oid)
     if pg is not None and pg.element:
         return "{" + ",".join("NULL" if v is None else _array_element(encode_text(pg.element, v)) for v in value) + "}"
@@ -349,6 +410,8 @@ def encode_binary(oid: int, value: Any) -> bytes:
     Raises:
         ValueError: a type with no binary form here (never one :func:`wire_type` gives).
     """
+    if oid in RAW_TEMPORAL and isinstance(value, int):
+        return _raw_binary(oid, value)
     pg = TYPES.get(oid)
     if pg is not None and pg.element:
         element = pg.element

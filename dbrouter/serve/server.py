@@ -584,6 +584,14 @@ class _BoundedBuffer(BVBuffer):
         return super().read_bytes(n)
 
 
+class _RowsFailed(Exception):
+    """Sending a result's rows failed on a value; ``error`` is what the client is told."""
+
+    def __init__(self, error: QueryRefused) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
 class KBHandler(BuenaVistaHandler):
     """buenavista's handler with Postgres-complete ErrorResponses, GSSAPI-encryption refusal, and the
     endpoint's connection bounds: a startup (and authentication) deadline for the whole handshake,
@@ -697,10 +705,36 @@ class KBHandler(BuenaVistaHandler):
             super().send_row_description(query_result)
 
     def send_data_rows(self, query_result, limit: int = 0) -> int:
-        """DataRows in text or binary form per column, as the client asked (:mod:`dbrouter.serve.wire`)."""
+        """DataRows in text or binary form per column, as the client asked (:mod:`dbrouter.serve.wire`).
+
+        Raises:
+            _RowsFailed: a value could not be read or encoded (the rows before it were sent): the
+                caller answers with an ErrorResponse and the session goes on.
+        """
         if isinstance(query_result, TypedResult):
-            return data_rows(query_result, self.wfile.write, limit)
+            try:
+                return data_rows(query_result, self.wfile.write, limit)
+            except (OSError, TimeoutError):
+                raise  # the client is gone or too slow: the connection ends
+            except Exception as exc:  # noqa: BLE001 - any value's failure is the client's error, not the server's
+                message = " ".join(str(exc).split()) or type(exc).__name__
+                raise _RowsFailed(QueryRefused(f"a value of the result cannot be sent: {message}", "22000")) from exc
         return super().send_data_rows(query_result, limit)
+
+    def handle_query(self, ctx, payload: bytes) -> None:
+        """buenavista's simple query, with an ErrorResponse (not a closed connection) when a row fails."""
+        try:
+            super().handle_query(ctx, payload)
+        except _RowsFailed as failed:
+            self.send_error(failed.error)
+            self.send_ready_for_query(ctx)
+
+    def handle_execute(self, ctx, payload: bytes) -> None:
+        """buenavista's Execute, with an ErrorResponse (not a closed connection) when a row fails."""
+        try:
+            super().handle_execute(ctx, payload)
+        except _RowsFailed as failed:
+            self.send_error(failed.error, ctx)
 
     def handle_bind(self, ctx, payload: bytes) -> None:
         """Bind parameters as Postgres sends them (buenavista 0.5 reads an untyped text parameter as a

@@ -15,9 +15,10 @@ import struct
 from collections.abc import Iterator
 from typing import Any
 
+import pyarrow as pa
 from buenavista.core import QueryResult
 
-from dbrouter.serve.pgtypes import TEXT, TYPES, WireType, encode_binary, encode_text, wire_type
+from dbrouter.serve.pgtypes import RAW_TEMPORAL, TEXT, TYPES, WireType, encode_binary, encode_text, wire_type
 
 _KEY = b"dbrouter.pg"
 
@@ -82,7 +83,12 @@ class TypedResult(QueryResult):
         if self.table is None:
             return
         for batch in self.table.to_batches(max_chunksize=4096):
-            for values in zip(*(column.to_pylist() for column in batch.columns)):
+            columns = []
+            for column, wire in zip(batch.columns, self.wires):
+                if wire.oid in RAW_TEMPORAL:  # raw days / microseconds: 'infinity' has no datetime
+                    column = column.cast(pa.int32() if wire.oid == 1082 else pa.int64())
+                columns.append(column.to_pylist())
+            for values in zip(*columns):
                 yield list(values)
 
     def rows(self) -> Iterator[list]:

@@ -266,3 +266,35 @@ def test_dbeaver_catalog_queries_when_opening_a_table(served, keys):
     assert constraint[found["constraints"][1].index("contype")] == "p"
     (index,) = found["indexes"][0]
     assert index[found["indexes"][1].index("indisprimary")] is True
+
+
+def test_infinite_and_unsendable_values_end_the_statement_not_the_session(served, monkeypatch):
+    """Before: a value Python's datetime cannot hold ('infinity'::timestamp, year 12000) stopped the
+    row stream and closed the connection. They go out as Postgres sends them; a value that still
+    cannot be encoded is an ErrorResponse after the rows before it, and the session goes on."""
+    import psycopg
+
+    import dbrouter.serve.wire as wire
+
+    env = {**os.environ, "PGCONNECT_TIMEOUT": "10"}
+    proc = subprocess.run(["psql", "-h", "127.0.0.1", "-p", str(served["port"]), "-U", "analyst", "-d", "kb", "-X",
+                           "-A", "-t", "-c", "select 'infinity'::timestamp, '-infinity'::date, 'infinity'::timestamptz, "
+                           "TIMESTAMP '12000-01-01 10:00:00.5'"], capture_output=True, text=True, env=env, timeout=60)
+    assert proc.returncode == 0 and proc.stdout.strip() == "infinity|-infinity|infinity|12000-01-01 10:00:00.5", \
+        proc.stderr
+    real = wire.encode_text
+
+    def failing(oid, value):  # a value no encoder can send (the server runs in this process)
+        if value == "cannot-send":
+            raise ValueError("no text form")
+        return real(oid, value)
+
+    monkeypatch.setattr(wire, "encode_text", failing)
+    with psycopg.connect(host="127.0.0.1", port=served["port"], user="analyst", dbname="kb",
+                         connect_timeout=10, autocommit=True) as con:
+        with pytest.raises(psycopg.errors.DataException, match="cannot be sent: no text form"):
+            con.execute("select v from (values ('fine'), ('cannot-send')) t(v)").fetchall()
+        assert con.execute("select 1").fetchall() == [(1,)]  # the same session
+        cur = con.cursor(binary=True)
+        cur.execute("select '12:00:00+05'::timetz, '101'::bit")
+        assert cur.fetchone() == ("12:00:00+05", "101")  # sent as text, in either format

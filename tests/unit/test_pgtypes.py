@@ -144,3 +144,28 @@ def test_result_columns_get_postgres_names(select, names):
     con = duckdb.connect()
     tree = json.loads(con.execute("select json_serialize_sql(?)", [f"SELECT {select} FROM t"]).fetchone()[0])
     assert pg_column_names(tree["statements"][0]) == names
+
+
+@pytest.mark.parametrize("literal, text", [
+    ("TIMESTAMP '2026-11-27 04:48:20.67076'", "2026-11-27 04:48:20.67076"),
+    ("TIMESTAMP '1969-12-31 23:59:59.5'", "1969-12-31 23:59:59.5"),
+    ("TIMESTAMP '12000-01-01 00:00:00'", "12000-01-01 00:00:00"),
+    ("'infinity'::timestamp", "infinity"), ("'-infinity'::timestamp", "-infinity"),
+    ("TIMESTAMPTZ '2026-01-01 10:00:00+02'", "2026-01-01 08:00:00+00"),
+    ("DATE '2000-02-29'", "2000-02-29"), ("DATE '1900-03-01'", "1900-03-01"), ("'-infinity'::date", "-infinity"),
+])
+def test_dates_and_timestamps_from_arrows_raw_integers(literal, text):
+    """What the wire sends reads Arrow's raw days / microseconds: every DuckDB value, infinities and
+    years past 9999 included, in Postgres's text form; the binary form reads back in psycopg."""
+    import pyarrow as pa
+
+    from dbrouter.serve.pgtypes import RAW_TEMPORAL
+
+    column = duckdb.connect().sql(f"select {literal} as v").to_arrow_table().column(0)
+    oid = 1082 if pa.types.is_date(column.type) else 1184 if column.type.tz else 1114
+    assert oid in RAW_TEMPORAL
+    raw = column.cast(pa.int32() if oid == 1082 else pa.int64()).to_pylist()[0]
+    assert encode_text(oid, raw) == text
+    if "infinity" not in text and not text.startswith("12000"):
+        loaded = adapters.get_loader(oid, Format.BINARY)(oid).load(encode_binary(oid, raw))
+        assert loaded == column.to_pylist()[0]
