@@ -492,6 +492,13 @@ class KBConnection(Connection):
         return KBSession(self.kb)
 
 
+def _inferred_types(sql: str) -> dict[int, int]:
+    """The types of a statement's untyped parameters, as Postgres infers them from their place: a
+    cast's type (``$1::int``: int4), ``text[]`` inside ``= ANY($n)`` (psycopg and asyncpg send a
+    Python list so); the others stay text."""
+    return {**{int(n): 1009 for n in _ANY_PARAM.findall(sql)}, **parameter_types(sql)}
+
+
 def _cstring(buf: BVBuffer) -> str:
     out = bytearray()
     while (b := buf.read_byte()) not in (b"\x00", b""):
@@ -743,17 +750,13 @@ class KBHandler(BuenaVistaHandler):
         portal, stmt = _cstring(buf), _cstring(buf)
         formats = [buf.read_int16() for _ in range(buf.read_int16())]
         sql, oids = ctx.stmts[stmt]
-        # an untyped parameter in `= ANY($n)` is an array (psycopg sends a Python list so)
-        in_any = {int(n) for n in _ANY_PARAM.findall(sql)}
-        cast = parameter_types(sql)
+        cast = _inferred_types(sql)
         params = []
         for i in range(buf.read_int16()):
             size = buf.read_int32()
             raw = None if size < 0 else buf.read_bytes(size)
             fmt = formats[i] if len(formats) > 1 else (formats[0] if formats else 0)
             oid = (oids[i] if i < len(oids) else 0) or cast.get(i + 1, 0)  # as Describe announced it
-            if oid == 0 and fmt == 0 and i + 1 in in_any:
-                oid = 1009  # text[]
             try:
                 params.append(_param(raw, fmt, oid))
             except QueryRefused as exc:
@@ -778,7 +781,7 @@ class KBHandler(BuenaVistaHandler):
             if kind == b"S":
                 sql, oids = ctx.stmts[name]
                 count = max(len(oids), max((int(n) for n in _PLACEHOLDER.findall(sql)), default=0))
-                cast = parameter_types(sql)  # `$1::int` is an int4 parameter, as Postgres infers; else text
+                cast = _inferred_types(sql)
                 self.send_paramter_description([oids[i] if i < len(oids) and oids[i] else cast.get(i + 1, 25)
                                                 for i in range(count)])
                 result = ctx.execute_sql(sql, [None] * count)

@@ -155,6 +155,9 @@ def test_asyncpg_binary_by_default(served):
             row = await asyncio.wait_for(con.fetchrow(TYPED_SQL), 60)
             routed = await con.fetchval("select route_query($1)", "How many singers do we have?")
             counted = await con.fetchval("select count(*) from kb_databases where n_tables > $1::int", 0)
+            listed = await con.fetch("select db_id from kb_databases where db_id = any($1) order by 1",
+                                     ["singer", "concert_singer"])  # a text[] parameter, in binary
+            assert [r["db_id"] for r in listed] == ["concert_singer", "singer"]
             return dict(row), routed, counted
         finally:
             await con.close()
