@@ -167,27 +167,25 @@ class MiniLMEmbedder:
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         key = tuple(texts)
+        small = len(key) <= self.NUMPY_MAX_BATCH  # a question's batch: remembered
         with self._lock:
-            if len(texts) <= self.NUMPY_MAX_BATCH:
-                cached = self._cache.get(key)
-                if cached is not None:
-                    self._cache.move_to_end(key)
-                    self.cache_hits += 1
-                    return cached.copy()
-            if len(texts) <= self.NUMPY_MAX_BATCH and self._model is None:
+            if small and (cached := self._cache.get(key)) is not None:
+                self._cache.move_to_end(key)
+                self.cache_hits += 1
+                return cached.copy()
+            if small and self._model is None:
                 from threadpoolctl import threadpool_limits
 
                 # one BLAS thread: OpenBLAS' worker threads spin, and on a busy 2-core machine a
                 # 20 ms pass took over a second with two of them
                 with threadpool_limits(1, user_api="blas"):
-                    vecs = np.asarray(self._numpy_model().encode(list(texts)), dtype=np.float32)
-                self._remember(key, vecs)
-                return vecs.copy()
-            vecs = np.asarray(self._torch_model().encode(
-                list(texts), batch_size=64, normalize_embeddings=True,
-                show_progress_bar=False, convert_to_numpy=True,
-            ), dtype=np.float32)
-            if len(texts) <= self.NUMPY_MAX_BATCH:
+                    vecs = np.asarray(self._numpy_model().encode(list(key)), dtype=np.float32)
+            else:
+                vecs = np.asarray(self._torch_model().encode(
+                    list(key), batch_size=64, normalize_embeddings=True,
+                    show_progress_bar=False, convert_to_numpy=True,
+                ), dtype=np.float32)
+            if small:
                 self._remember(key, vecs)
         return vecs
 
