@@ -169,9 +169,8 @@ def wire_type(duck: str) -> WireType:
 _ALIASES = {"int": 23, "integer": 23, "int4": 23, "bigint": 20, "smallint": 21, "float": 701, "double precision": 701,
             "real": 700, "boolean": 16, "decimal": NUMERIC, "character varying": VARCHAR, "string": TEXT,
             "timestamp with time zone": 1184, "timestamp without time zone": 1114, "hugeint": NUMERIC}
-_MULTIWORD = re.compile(r"(::\s*)(double\s+precision|character\s+varying|timestamp\s+with(?:out)?\s+time\s+zone)",
-                        re.IGNORECASE)
-_CAST_PARAM = re.compile(r"\$(\d+)\s*::\s*(\"?[A-Za-z_][A-Za-z0-9_]*\"?)\s*(\[\s*\])?")
+_CAST_PARAM = re.compile(r"\$(\d+)\s*::\s*(double\s+precision|character\s+varying|timestamp\s+with(?:out)?\s+time\s+zone"
+                         r"|\"?[A-Za-z_][A-Za-z0-9_]*\"?)\s*(\[\s*\])?", re.IGNORECASE)
 
 
 def type_oid(name: str) -> int | None:
@@ -197,9 +196,8 @@ def parameter_types(sql: str) -> dict[int, int]:
         Parameter number -> type OID, for the parameters written with a cast to a known type.
     """
     out: dict[int, int] = {}
-    for number, name, array in _CAST_PARAM.findall(_MULTIWORD.sub(lambda m: m.group(1) + "_".join(m.group(2).split()), sql)):
-        oid = type_oid(name.strip('"').strip().replace("_", " ") if name.count("_") > 0 and
-                       name.replace("_", " ").lower() in _ALIASES else name.strip('"').strip())
+    for number, name, array in _CAST_PARAM.findall(sql):
+        oid = type_oid(" ".join(name.strip('"').split()))  # `double  precision` is `double precision`
         if oid is None:
             continue
         oid = TYPES[oid].array if array else oid
@@ -244,12 +242,16 @@ def _interval_text(value) -> str:
             parts.append(f"{amount} {unit}{'' if amount == 1 else 's'}")  # Postgres: -1 years
     micros = nanos // 1000
     if micros or not parts:
-        sign = "-" if micros < 0 else ""
-        seconds, frac = divmod(abs(micros), 1_000_000)
-        hours, rest = divmod(seconds, 3600)
-        clock = f"{sign}{hours:02d}:{rest // 60:02d}:{rest % 60:02d}"
-        parts.append(clock + (f".{frac:06d}".rstrip("0") if frac else ""))
+        parts.append(("-" if micros < 0 else "") + _clock(abs(micros)))
     return " ".join(parts)
+
+
+def _clock(micros: int) -> str:
+    """``HH:MM:SS[.ffffff]`` of a non-negative count of microseconds, trailing zeros of the
+    fraction dropped as Postgres prints them (hours past 24 for an interval)."""
+    seconds, fraction = divmod(micros, 1_000_000)
+    return f"{seconds // 3600:02d}:{seconds // 60 % 60:02d}:{seconds % 60:02d}" + \
+        (f".{fraction:06d}".rstrip("0") if fraction else "")
 
 
 def _interval_parts(value) -> tuple[int, int, int]:
@@ -289,12 +291,9 @@ def _raw_text(oid: int, value: int) -> str:
     if oid == 1082:
         return _civil_text(value)
     days, micros = divmod(value, 86_400_000_000)
-    seconds, fraction = divmod(micros, 1_000_000)
-    clock = f"{seconds // 3600:02d}:{seconds // 60 % 60:02d}:{seconds % 60:02d}" + \
-        (f".{fraction:06d}".rstrip("0") if fraction else "")
     date = _civil_text(days)
     bc = date.endswith(" BC")
-    return f"{date.removesuffix(' BC')} {clock}{'+00' if oid == 1184 else ''}{' BC' if bc else ''}"
+    return f"{date.removesuffix(' BC')} {_clock(micros)}{'+00' if oid == 1184 else ''}{' BC' if bc else ''}"
 
 
 def _civil_text(days: int) -> str:
@@ -565,7 +564,7 @@ def pg_type_rows(namespace: int) -> str:
     rows = []
     for t in sorted(TYPES.values(), key=lambda t: t.oid):
         input_fn = "array_in" if t.element else f"{t.name}in"
-        byval = t.length in (1, 2, 4, 8) and t.oid not in (1266,)
+        byval = t.length in (1, 2, 4, 8)
         rows.append(f"({t.oid}, '{t.name}', {t.length}, {str(byval).lower()}, '{t.kind}', '{t.category}', "
                     f"{t.element}, {t.array}, 'pg_catalog.{input_fn}', '{t.sql_name.replace(chr(39), chr(39) * 2)}')")
     return (
