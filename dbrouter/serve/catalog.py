@@ -9,11 +9,14 @@ most BI tools call) and DBeaver also send, and DuckDB lacks, is filled in two wa
   literals only: ``OPERATOR(pg_catalog.~)`` -> ``~``, ``COLLATE pg_catalog.default`` dropped,
   ``pg_catalog.`` qualifiers dropped (so the session's temporary objects below are found first),
   ``'name'::regclass`` and ``CAST(x AS REGCLASS)`` -> the table's oid, ``x::regtype`` -> its type
-  name, ``::regproc`` and the like -> the plain oid;
-* :data:`SESSION_DDL` creates, once per client session, temporary macros and views for the missing
-  functions and catalog tables (``pg_get_userbyid``, ``pg_get_function_result``, ``pg_get_keywords``,
-  ``pg_database`` with the columns psql reads, ``pg_roles``, empty ``pg_inherits``...). They describe
-  the knowledge base as one database owned by ``dbrouter``; nothing is writable.
+  name, ``::regproc`` and the like -> the plain oid, ``current_setting``/``set_config`` -> the
+  served settings, ``= ANY('{r,p}')`` -> a list;
+* :func:`catalog_ddl` creates, on a session's first statement that names one of them
+  (:func:`needs_catalog`), temporary macros and views for the missing functions and catalog tables
+  (``pg_get_userbyid``, ``pg_get_keywords``, ``pg_database`` with the columns psql reads, ``pg_type``
+  and ``pg_attribute`` with Postgres's OIDs from :mod:`dbrouter.serve.pgtypes`, ``pg_index`` from
+  the KB's keys, ``pg_settings``...). They describe the knowledge base as one database owned by
+  ``dbrouter``; nothing is writable.
 """
 
 from __future__ import annotations
@@ -237,20 +240,20 @@ _CATALOG_WORD = re.compile(r"\b(?:pg_catalog|information_schema|current_setting|
                            + "|".join(sorted(CATALOG_NAMES, key=len, reverse=True)) + r")\b", re.IGNORECASE)
 
 
-def identity_ddl(user: str | None) -> tuple[str, ...]:
-    """Macros naming the session's login user as Postgres does (``current_user``, ``session_user``:
-    DuckDB says ``duckdb``); run with the catalog objects.
+def catalog_ddl(user: str | None = None) -> tuple[str, ...]:
+    """What a cursor runs to have the catalog: :data:`SESSION_DDL`, and macros naming the login user
+    as Postgres does (``current_user``, ``session_user``: DuckDB says ``duckdb``).
 
     Args:
-        user: the user name the client logged in as (None: none given).
+        user: the user name the client logged in as (None: none given, the owner's).
     """
     name = (user or OWNER).replace("'", "''")
-    return tuple(f"CREATE OR REPLACE TEMP MACRO {fn}() AS '{name}'" for fn in ("current_user", "session_user",
-                                                                               "current_role", "user"))
+    return SESSION_DDL + tuple(f"CREATE OR REPLACE TEMP MACRO {fn}() AS '{name}'"
+                               for fn in ("current_user", "session_user", "current_role", "user"))
 
 
 def needs_catalog(sql: str) -> bool:
-    """Whether ``sql`` names an object of :data:`SESSION_DDL` (or a catalog schema): a session
+    """Whether ``sql`` names an object of :func:`catalog_ddl` (or a catalog schema): a session
     creates them before its first such statement, not before every routing call (they cost ~30 ms
     of binding; most sessions only route)."""
     return _CATALOG_WORD.search(sql) is not None

@@ -20,11 +20,12 @@ plugs dbrouter in behind it:
 Fixes to buenavista 0.5 live here, in subclasses (nothing is monkeypatched): duckdb 2.0 removed
 ``DuckDBPyConnection.fetch_record_batch``, which ``DuckDBSession.execute_sql`` calls for every
 result (``AttributeError``), so :class:`KBSession` fetches with ``relation.to_arrow_table()``;
-buenavista cannot type DuckDB arrays/structs/maps (``FLOAT[384]`` vectors), so those columns are
-cast to VARCHAR (DuckDB's own text form, e.g. ``[0.1, 0.2]``). :class:`KBHandler` adds severity and
-SQLSTATE to ErrorResponses, binds parameters as Postgres sends them (buenavista parses an untyped
-text parameter as a date), answers Describe with RowDescription or NoData, and refuses GSSAPI
-encryption like SSL.
+buenavista types a column by its Arrow type alone and has no binary form for most types, so
+:class:`KBHandler` sends RowDescription and DataRows itself (:mod:`dbrouter.serve.wire`: each
+column's Postgres type, text or binary as the client asks). It also adds severity and SQLSTATE to
+ErrorResponses, binds parameters as Postgres sends them (buenavista parses an untyped text
+parameter as a date), answers Describe with RowDescription or NoData, interrupts a query on a
+CancelRequest (buenavista closed the session), and refuses GSSAPI encryption like SSL.
 """
 
 from __future__ import annotations
@@ -68,7 +69,7 @@ from dbrouter.serve import (
     TEMP_LIMIT,
 )
 from dbrouter.serve.access import AccessError, AccessPolicy, LoginThrottle, check_scopable, restrict
-from dbrouter.serve.catalog import SESSION_DDL, identity_ddl, needs_catalog
+from dbrouter.serve.catalog import catalog_ddl, needs_catalog
 from dbrouter.serve.pgtypes import TEXT_ARRAYS, decode_binary, parameter_types, pg_array
 from dbrouter.serve.session import INTERNAL_UDFS, SERVER_VERSION, KBSession, QueryRefused
 from dbrouter.serve.statement import Allowed, StatementRefused, allowed_of, check_statement
@@ -294,9 +295,10 @@ class KnowledgeBase:
         """Run one checked statement on the session's cursor; returns the result as a ``pyarrow.Table``.
 
         A session keeps its cursor (a connection of its own to the warehouse, with the route-path
-        macros and the catalog objects of :data:`~dbrouter.serve.catalog.SESSION_DDL`) until the
-        warehouse is reopened; without a session a cursor is made for this query alone. Arrays,
-        lists, structs, maps and other types buenavista cannot send are cast to VARCHAR.
+        macros, and the catalog objects of :func:`~dbrouter.serve.catalog.catalog_ddl` from its first
+        statement that names one) until the warehouse is reopened; without a session a cursor is
+        made for this query alone. Types Postgres has no form for are cast in DuckDB
+        (:func:`~dbrouter.serve.wire.project_for_wire`), and the table carries each column's wire type.
 
         Raises:
             duckdb.Error: DuckDB refused or failed the query (also ``InterruptException`` on timeout).
@@ -319,7 +321,7 @@ class KnowledgeBase:
                         restrict(session.db_cursor, session.access)
                 cur = session.db_cursor
                 if not session.catalog and needs_catalog(sql):  # its first catalog query: make them now
-                    for statement in SESSION_DDL + identity_ddl(session.user):
+                    for statement in catalog_ddl(session.user):
                         cur.execute(statement)
                     session.catalog = True
             _one_select(cur, sql)
@@ -403,7 +405,7 @@ class KnowledgeBase:
         """A cursor with the route-path macros and, with ``catalog``, the Postgres catalog objects
         (temporary: per cursor; :func:`~dbrouter.serve.catalog.needs_catalog`)."""
         cur = gen.con.cursor()
-        for statement in ((gen.path_ddl,) if gen.path_ddl else ()) + (SESSION_DDL if catalog else ()):
+        for statement in ((gen.path_ddl,) if gen.path_ddl else ()) + (catalog_ddl() if catalog else ()):
             cur.execute(statement)
         return cur
 
