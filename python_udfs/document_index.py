@@ -23,10 +23,12 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 
+from python_udfs import arrow
+
 KINDS = ("database", "table", "example", "column")
 """The document kinds the shortlist reads, in code order."""
 
-_KIND_NAMES = pa.array(KINDS, pa.string())
+_KIND_NAMES = arrow.strings(KINDS)
 
 HIT_TYPE = pa.struct([("db_id", pa.string()), ("doc_kind", pa.string()), ("doc_label", pa.string()),
                       ("sim", pa.float32())])
@@ -81,8 +83,7 @@ def build_index(table: pa.Table) -> DocumentIndex:
     n = table.num_rows
     db_ids = table.column("db_id").to_pylist()
     kinds = table.column("doc_kind").to_pylist()
-    stages = np.asarray(table.column("route_stage").to_numpy(zero_copy_only=False), dtype=np.int64) if n else \
-        np.zeros(0, np.int64)
+    stages = arrow.to_numpy(table.column("route_stage"), np.int64)
     names = sorted(set(db_ids))
     number = {d: i for i, d in enumerate(names)}
     code = {k: i for i, k in enumerate(KINDS)}
@@ -100,7 +101,7 @@ def build_index(table: pa.Table) -> DocumentIndex:
     order = np.lexsort((label_rank, kind, db, stages)) if n else np.zeros(0, np.int64)
     emb = table.column("embedding").combine_chunks() if n else None
     if emb is not None and pa.types.is_fixed_size_list(emb.type):
-        matrix = emb.values.to_numpy(zero_copy_only=False).astype(np.float32).reshape(n, emb.type.list_size)
+        matrix = arrow.to_numpy(emb.values, np.float32).reshape(n, emb.type.list_size)
     elif emb is not None:
         matrix = np.asarray(emb.to_pylist(), dtype=np.float32)
         if matrix.ndim != 2:
@@ -118,8 +119,8 @@ def build_index(table: pa.Table) -> DocumentIndex:
     starts = np.searchsorted(db[lo:hi], np.arange(len(names)), "left") + lo
     ends = np.searchsorted(db[lo:hi], np.arange(len(names)), "right") + lo
     db_rows = {i: (int(a), int(b)) for i, (a, b) in enumerate(zip(starts, ends, strict=True)) if b > a}
-    return DocumentIndex(matrix, zero, db, kind, pa.array(names, pa.string()),
-                         pa.array(label_list, pa.string()), stage_rows, db_rows, number)
+    return DocumentIndex(matrix, zero, db, kind, arrow.strings(names), arrow.strings(label_list), stage_rows,
+                         db_rows, number)
 
 
 def nearest(index: DocumentIndex, vector: Sequence[float] | np.ndarray, stage: int, dbs: Sequence[str] | None,
@@ -174,6 +175,6 @@ def nearest(index: DocumentIndex, vector: Sequence[float] | np.ndarray, stage: i
     keep = rows[order][within < limit]
     kept_sims = sims[order][within < limit]
     return pa.StructArray.from_arrays(
-        [index.db_names.take(pa.array(index.db[keep])), _KIND_NAMES.take(pa.array(index.kind[keep])),
-         index.labels.take(pa.array(keep)), pa.array(kept_sims, pa.float32())],
+        [arrow.take_strings(index.db_names, index.db[keep]), arrow.take_strings(_KIND_NAMES, index.kind[keep]),
+         arrow.take_strings(index.labels, keep), arrow.numeric(kept_sims, pa.float32())],
         fields=list(HIT_TYPE))

@@ -33,6 +33,7 @@ from typing import Protocol
 import numpy as np
 import pyarrow as pa
 
+from python_udfs import arrow
 from python_udfs.embedder_names import DEFAULT_EMBEDDER, EMBEDDERS
 from python_udfs.errors import EmbedderUnavailable
 
@@ -500,6 +501,4 @@ def embed_arrow(texts: pa.Array, embedder: Embedder) -> pa.Array:
             mask[i] = True
         else:
             flat[i] = vec
-    return pa.FixedSizeListArray.from_arrays(
-        pa.array(flat.reshape(-1), type=pa.float32()), embedder.dim, mask=pa.array(mask)
-    )
+    return arrow.vectors(flat, null=mask)

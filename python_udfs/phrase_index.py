@@ -23,6 +23,8 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 
+from python_udfs import arrow
+
 HIT_TYPE = pa.struct([("db_id", pa.string()), ("table_name", pa.string()), ("column_name", pa.string()),
                       ("component", pa.string()), ("declared_component", pa.string()), ("span_no", pa.int32()),
                       ("is_exact", pa.bool_()), ("is_value", pa.bool_()), ("cos", pa.float32())])
@@ -94,17 +96,30 @@ def build_index(table: pa.Table) -> PhraseIndex:
         ValueError: vectors of different sizes.
     """
     n = table.num_rows
-    table = table.sort_by([("db_id", "ascending")]) if n else table
     db_ids = table.column("db_id").to_pylist()
+    # rows grouped by database, in their given order within one: the loader's SQL orders them by
+    # (db_id, rowid); other callers' tables are sorted here, stably (Table.sort_by would import
+    # pyarrow.compute: 0.1 s of a cold start)
+    order = None if all(a <= b for a, b in zip(db_ids, db_ids[1:])) else \
+        np.argsort(np.array(db_ids, dtype=object), kind="stable")
+    if order is not None:
+        db_ids = [db_ids[i] for i in order]
+
+    def column(name: str) -> list:
+        values = table.column(name).to_pylist()
+        return values if order is None else [values[i] for i in order]
+
     emb = table.column("embedding").combine_chunks() if n else None
     if emb is not None and pa.types.is_fixed_size_list(emb.type):
-        matrix = emb.values.to_numpy(zero_copy_only=False).astype(np.float32).reshape(n, emb.type.list_size)
+        matrix = arrow.to_numpy(emb.values, np.float32).reshape(n, emb.type.list_size)
     elif emb is not None:
         matrix = np.asarray([v if v is not None else [] for v in emb.to_pylist()], dtype=np.float32)
         if matrix.ndim != 2:
             raise ValueError("phrase index: the vectors are not all of one size")
     else:
         matrix = np.zeros((0, 1), np.float32)
+    if order is not None:
+        matrix = matrix[order]
     norms = np.linalg.norm(matrix, axis=1)
     zero = norms == 0
     matrix = np.ascontiguousarray(matrix / np.where(zero, 1.0, norms)[:, None], dtype=np.float32)
@@ -112,24 +127,23 @@ def build_index(table: pa.Table) -> PhraseIndex:
     for row, db in enumerate(db_ids):
         first, _ = db_rows.get(db, (row, row))
         db_rows[db] = (first, row + 1)
-    represents = np.asarray([bool(x) for x in table.column("represents_table").to_pylist()], bool)
-    keys = {k: table.column(k).combine_chunks() if n else pa.array([], pa.string())
+    represents = np.asarray([bool(x) for x in column("represents_table")], bool)
+    keys = {k: (arrow.strings([]) if not n else table.column(k).combine_chunks() if order is None
+                else arrow.take_strings(table.column(k).combine_chunks(), order))
             for k in ("db_id", "table_name", "column_name", "component", "declared_component")}
     labels = [f"{t}.{c}" for t, c in zip(keys["table_name"].to_pylist(), keys["column_name"].to_pylist(), strict=True)]
     label_rank = np.empty(n, np.int64)
     label_rank[sorted(range(n), key=labels.__getitem__, reverse=True)] = np.arange(n)
-    return PhraseIndex(matrix, zero, keys, represents, _postings(table.column("label_tokens").to_pylist()),
-                       _postings(table.column("column_tokens").to_pylist()),
-                       _postings(table.column("value_tokens").to_pylist()), db_rows, label_rank,
+    return PhraseIndex(matrix, zero, keys, represents, _postings(column("label_tokens")),
+                       _postings(column("column_tokens")), _postings(column("value_tokens")), db_rows, label_rank,
                        _codes(keys["component"]), _codes(keys["declared_component"]))
 
 
 def _codes(values: pa.Array) -> np.ndarray:
     """One integer per distinct value (nulls: -1)."""
-    if not len(values):
-        return _EMPTY
-    indices = values.dictionary_encode().indices
-    return np.asarray(indices.fill_null(-1).to_numpy(zero_copy_only=False), np.int64)
+    seen: dict[str, int] = {}  # codes in order of first appearance, as dictionary_encode numbers them
+    return np.fromiter((-1 if v is None else seen.setdefault(v, len(seen)) for v in values.to_pylist()),
+                       np.int64, len(values))
 
 
 def _all_of(postings: dict[str, np.ndarray], tokens: Sequence[str], inside: np.ndarray) -> np.ndarray:
@@ -171,7 +185,7 @@ def _top_similar(index: PhraseIndex, rows: np.ndarray, cos: np.ndarray, n: int) 
 
 
 def span_hits(index: PhraseIndex, dbs: Sequence[str] | None, span_tokens: Sequence[Sequence[str]],
-              span_vectors: Sequence[Sequence[float] | None], threshold: float,
+              span_vectors: Sequence[Sequence[float] | np.ndarray | None], threshold: float,
               per_span: int | None = None) -> pa.StructArray:
     """The (column, span) pairs of the candidate databases that the span mapping keeps.
 
@@ -197,7 +211,7 @@ def span_hits(index: PhraseIndex, dbs: Sequence[str] | None, span_tokens: Sequen
         raise ValueError(f"dbrouter_phrase_hits: {len(span_tokens)} spans' tokens but {len(span_vectors)} vectors")
     ranges = [index.db_rows[d] for d in dict.fromkeys(dbs or []) if d in index.db_rows]
     if not ranges or not len(span_tokens):
-        return pa.array([], HIT_TYPE)
+        return pa.nulls(0, HIT_TYPE)
     rows = np.concatenate([np.arange(a, b) for a, b in ranges])
     inside = np.zeros(index.rows, bool)
     inside[rows] = True
@@ -235,10 +249,9 @@ def span_hits(index: PhraseIndex, dbs: Sequence[str] | None, span_tokens: Sequen
         out_value.append(np.isin(kept, value, assume_unique=True))
     kept_rows = np.concatenate(out_rows)
     spans = np.concatenate(out_span)
-    take = pa.array(kept_rows)
     return pa.StructArray.from_arrays(
-        [*(index.keys[k].take(take) for k in ("db_id", "table_name", "column_name", "component",
+        [*(arrow.take_strings(index.keys[k], kept_rows) for k in ("db_id", "table_name", "column_name", "component",
                                               "declared_component")),
-         pa.array(spans, pa.int32()), pa.array(np.concatenate(out_exact)), pa.array(np.concatenate(out_value)),
-         pa.array(sims[local[kept_rows], spans - 1], pa.float32())],
+         arrow.numeric(spans, pa.int32()), arrow.booleans(np.concatenate(out_exact)),
+         arrow.booleans(np.concatenate(out_value)), arrow.numeric(sims[local[kept_rows], spans - 1], pa.float32())],
         fields=list(HIT_TYPE))

@@ -68,7 +68,7 @@ import numpy as np
 import pyarrow as pa
 from duckdb.sqltypes import DOUBLE, FLOAT, VARCHAR
 
-from python_udfs import phrase_index
+from python_udfs import arrow, phrase_index
 from python_udfs.document_index import HIT_TYPE, DocumentIndex, build_index, nearest
 from python_udfs.embeddings import (
     DIM,
@@ -238,15 +238,14 @@ def _register_document_hits(conn: duckdb.DuckDBPyConnection, name: str) -> None:
                 offsets.append(offsets[-1])
                 valid.append(False)
                 continue
-            hits = nearest(_index(relation[i].as_py()), vec.to_numpy(zero_copy_only=False), stage[i].as_py(),
+            hits = nearest(_index(relation[i].as_py()), arrow.to_numpy(vec, np.float32), stage[i].as_py(),
                            dbs[i].as_py() if dbs[i].is_valid else None, n_top[i].as_py() or 0,
                            n_votes[i].as_py() or 0)
             parts.append(hits)
             offsets.append(offsets[-1] + len(hits))
             valid.append(True)
-        values = pa.concat_arrays(parts) if parts else pa.array([], HIT_TYPE)
-        return pa.ListArray.from_arrays(pa.array(offsets, pa.int32()), values,
-                                        mask=pa.array([not x for x in valid]))
+        values = pa.concat_arrays(parts) if parts else pa.nulls(0, HIT_TYPE)
+        return arrow.lists(offsets, values, null=~np.asarray(valid, bool))
 
     conn.create_function(
         "dbrouter_document_hits", _hits,
@@ -266,7 +265,7 @@ def _register_phrase_hits(conn: duckdb.DuckDBPyConnection) -> None:
     """
     def _load(cur: duckdb.DuckDBPyConnection, relation: str, model: str) -> phrase_index.PhraseIndex:
         return phrase_index.build_index(cur.sql(f"select {', '.join(phrase_index.COLUMNS)} from {relation} "
-                                                "where phrase_model = ?", params=[model]).to_arrow_table())
+                                                "where phrase_model = ? order by db_id, rowid", params=[model]).to_arrow_table())
 
     _index = _per_connection(conn, "dbrouter_phrase_hits", _load)
 
@@ -279,7 +278,7 @@ def _register_phrase_hits(conn: duckdb.DuckDBPyConnection) -> None:
                 valid.append(False)
                 continue
             tokens = toks[i].as_py() if toks[i].is_valid else []
-            vectors = [v.values.to_numpy(zero_copy_only=False) if v.is_valid else None for v in vs[i].values] \
+            vectors = [arrow.to_numpy(v.values, np.float32) if v.is_valid else None for v in vs[i].values] \
                 if vs[i].is_valid else []
             hits = phrase_index.span_hits(_index(relation[i].as_py(), model[i].as_py()),
                                           dbs[i].as_py() if dbs[i].is_valid else None,
@@ -288,9 +287,8 @@ def _register_phrase_hits(conn: duckdb.DuckDBPyConnection) -> None:
             parts.append(hits)
             offsets.append(offsets[-1] + len(hits))
             valid.append(True)
-        values = pa.concat_arrays(parts) if parts else pa.array([], phrase_index.HIT_TYPE)
-        return pa.ListArray.from_arrays(pa.array(offsets, pa.int32()), values,
-                                        mask=pa.array([not x for x in valid]))
+        values = pa.concat_arrays(parts) if parts else pa.nulls(0, phrase_index.HIT_TYPE)
+        return arrow.lists(offsets, values, null=~np.asarray(valid, bool))
 
     conn.create_function(
         "dbrouter_phrase_hits", _hits,
@@ -324,8 +322,7 @@ def _piece_arrow(pieces: pa.Array, name: str) -> pa.Array:
     for i, vec in enumerate(vecs):
         if vec is not None:
             flat[i] = vec
-    mask = pa.array([vec is None for vec in vecs])
-    return pa.FixedSizeListArray.from_arrays(pa.array(flat.reshape(-1), type=pa.float32()), DIM, mask=mask)
+    return arrow.vectors(flat, null=np.fromiter((vec is None for vec in vecs), bool, len(vecs)))
 
 
 

@@ -12,6 +12,8 @@ from collections.abc import Sequence
 import numpy as np
 import pyarrow as pa
 
+from python_udfs import arrow
+
 
 def cosine(a: Sequence[float] | None, b: Sequence[float] | None) -> float | None:
     """Cosine similarity of two vectors.
@@ -48,4 +50,6 @@ def cosine_arrow(a: pa.Array, b: pa.Array) -> pa.Array:
     Returns:
         A float64 arrow array.
     """
-    return pa.array([cosine(x, y) for x, y in zip(a.to_pylist(), b.to_pylist())], type=pa.float64())
+    values = [cosine(x, y) for x, y in zip(a.to_pylist(), b.to_pylist())]
+    null = np.fromiter((v is None for v in values), bool, len(values))
+    return arrow.numeric([0.0 if v is None else v for v in values], pa.float64(), null=null)

@@ -1,0 +1,165 @@
+"""Arrow arrays to and from numpy without pyarrow's pandas check.
+
+pyarrow imports pandas the first time a process calls ``pa.array``, ``pa.scalar`` or
+``Array.to_numpy`` (to ask whether a value is a pandas object): about 0.5 s of CPU that a
+one-question `dbrouter route` would spend on a library it never uses (BENCHMARKS.md, "Fast start").
+The UDFs build and read their arrays through these helpers instead, from and into raw buffers;
+``tests/unit/test_arrow.py`` checks them against pyarrow's own constructors and that routing one
+question imports no pandas.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pyarrow as pa
+
+_NUMPY = {pa.int8(): np.int8, pa.int32(): np.int32, pa.int64(): np.int64,
+          pa.float32(): np.float32, pa.float64(): np.float64}
+
+
+def _validity(null: np.ndarray | None) -> pa.Buffer | None:
+    """The validity bitmap of a null mask (None when nothing is null)."""
+    if null is None or not null.any():
+        return None
+    return pa.py_buffer(np.packbits(~np.asarray(null, dtype=bool), bitorder="little"))
+
+
+def numeric(values: np.ndarray | Sequence[float], type_: pa.DataType, null: np.ndarray | None = None) -> pa.Array:
+    """A primitive array of ``type_`` (int8/32/64, float32/64) holding ``values``.
+
+    Args:
+        values: the values (converted to the type's numpy dtype).
+        type_: the Arrow type.
+        null: optional boolean mask, True where the value is NULL.
+
+    Returns:
+        The array, equal to ``pa.array(values, type_, mask=null)``.
+    """
+    data = np.ascontiguousarray(values, dtype=_NUMPY[type_])
+    return pa.Array.from_buffers(type_, len(data), [_validity(null), pa.py_buffer(data)])
+
+
+def booleans(values: np.ndarray | Sequence[bool]) -> pa.Array:
+    """A boolean array without NULLs.
+
+    Args:
+        values: the truth values.
+
+    Returns:
+        The array, equal to ``pa.array(values, pa.bool_())``.
+    """
+    data = np.asarray(values, dtype=bool)
+    return pa.Array.from_buffers(pa.bool_(), len(data), [None, pa.py_buffer(np.packbits(data, bitorder="little"))])
+
+
+def strings(values: Sequence[str | None]) -> pa.Array:
+    """A string array (NULL for None).
+
+    Args:
+        values: the strings.
+
+    Returns:
+        The array, equal to ``pa.array(values, pa.string())``.
+    """
+    encoded = [b"" if v is None else v.encode("utf-8") for v in values]
+    offsets = np.zeros(len(encoded) + 1, np.int64)
+    np.cumsum([len(b) for b in encoded], out=offsets[1:])
+    type_, kind = (pa.string(), np.int32) if offsets[-1] < 2**31 else (pa.large_string(), np.int64)
+    null = np.fromiter((v is None for v in values), bool, len(encoded))
+    array = pa.Array.from_buffers(type_, len(encoded), [_validity(null), pa.py_buffer(offsets.astype(kind)),
+                                                        pa.py_buffer(b"".join(encoded))])
+    return array if type_ == pa.string() else array.cast(pa.string())
+
+
+def lists(offsets: np.ndarray | Sequence[int], values: pa.Array, null: np.ndarray | None = None) -> pa.Array:
+    """A list array: list ``i`` holds ``values[offsets[i]:offsets[i + 1]]``.
+
+    Args:
+        offsets: ``n + 1`` int32 offsets into ``values``.
+        values: the flattened items.
+        null: optional mask, True where the list is NULL.
+
+    Returns:
+        The array, equal to ``pa.ListArray.from_arrays(offsets, values, mask=null)``.
+    """
+    data = np.ascontiguousarray(offsets, dtype=np.int32)
+    return pa.Array.from_buffers(pa.list_(values.type), len(data) - 1, [_validity(null), pa.py_buffer(data)],
+                                 children=[values])
+
+
+def vectors(matrix: np.ndarray, null: np.ndarray | None = None) -> pa.Array:
+    """A fixed-size list array of float32, one row of ``matrix`` each.
+
+    Args:
+        matrix: (n, dim) values.
+        null: optional mask, True where the vector is NULL.
+
+    Returns:
+        The array, equal to ``pa.FixedSizeListArray.from_arrays(flat, dim, mask=null)``.
+    """
+    n, dim = matrix.shape
+    flat = numeric(matrix.reshape(-1), pa.float32())
+    return pa.Array.from_buffers(pa.list_(pa.float32(), dim), n, [_validity(null)], children=[flat])
+
+
+def to_numpy(array: pa.Array | pa.ChunkedArray, dtype: type = np.float64, fill: float | None = None) -> np.ndarray:
+    """The values of a primitive (number or boolean) array as numpy.
+
+    Args:
+        array: the Arrow array (chunks are combined).
+        dtype: the numpy dtype of the result.
+        fill: what a NULL reads as (default NaN for a float dtype, 0 otherwise).
+
+    Returns:
+        A new (n,) array.
+    """
+    if isinstance(array, pa.ChunkedArray):
+        array = array.combine_chunks()
+    n, offset = len(array), array.offset
+    validity, data = array.buffers()[:2]
+    if pa.types.is_boolean(array.type):
+        bits = np.unpackbits(np.frombuffer(data, np.uint8), bitorder="little")[offset:offset + n] if n else np.zeros(0)
+        out = bits.astype(dtype)
+    else:
+        out = np.frombuffer(data, _NUMPY[array.type])[offset:offset + n].astype(dtype) if n else np.zeros(0, dtype)
+    if validity is not None and array.null_count:
+        valid = np.unpackbits(np.frombuffer(validity, np.uint8), bitorder="little")[offset:offset + n].astype(bool)
+        out[~valid] = fill if fill is not None else (np.nan if np.issubdtype(dtype, np.floating) else 0)
+    return out
+
+
+def take_strings(array: pa.Array, indices: np.ndarray) -> pa.Array:
+    """``array.take(indices)`` for a string array, gathered with numpy.
+
+    ``Array.take`` imports ``pyarrow.compute`` (~0.1 s of a cold start, its 286 functions wrapped).
+
+    Args:
+        array: a string array (another type is taken by pyarrow).
+        indices: positions to read, in the order wanted (int, in range).
+
+    Returns:
+        The gathered string array.
+    """
+    idx = np.asarray(indices, dtype=np.int64)
+    if not pa.types.is_string(array.type):  # large or view strings: pyarrow's own take
+        return array.take(numeric(idx, pa.int64()))
+    validity, offsets_buf, data_buf = array.buffers()
+    base = array.offset
+    offsets = np.frombuffer(offsets_buf, np.int32)[base:base + len(array) + 1].astype(np.int64) if len(array) \
+        else np.zeros(1, np.int64)
+    starts, lengths = offsets[idx], offsets[idx + 1] - offsets[idx]
+    new_offsets = np.zeros(len(idx) + 1, np.int64)
+    np.cumsum(lengths, out=new_offsets[1:])
+    data = np.frombuffer(data_buf, np.uint8) if data_buf is not None and new_offsets[-1] else np.zeros(0, np.uint8)
+    # byte j of output string i is input byte starts[i] + j
+    positions = np.repeat(starts - new_offsets[:-1], lengths) + np.arange(new_offsets[-1])
+    null = None
+    if validity is not None and array.null_count:
+        bits = np.unpackbits(np.frombuffer(validity, np.uint8), bitorder="little")[base:base + len(array)]
+        null = ~bits.astype(bool)[idx]
+    if new_offsets[-1] >= 2**31:
+        raise ValueError("take_strings: the result holds more than 2 GiB of text")
+    return pa.Array.from_buffers(pa.string(), len(idx), [_validity(null), pa.py_buffer(new_offsets.astype(np.int32)),
+                                                         pa.py_buffer(np.ascontiguousarray(data[positions]))])
