@@ -41,17 +41,17 @@ class StaticModelFile:
             EmbedderUnavailable: the files are missing, or the model has token weights or a token
                 mapping (vocabulary quantisation), which this reader does not reproduce.
         """
-        from safetensors import safe_open
         from tokenizers import Tokenizer
+
+        from python_udfs.tensors import mapped_tensors
 
         path = Path(path)
         config = json.loads((path / "config.json").read_text()) if (path / "config.json").is_file() else {}
-        with safe_open(str(path / "model.safetensors"), framework="numpy") as tensors:
-            names = set(tensors.keys())
-            if names & {"weights", "mapping"}:
-                raise EmbedderUnavailable(f"the static model at {path} has token weights or a token mapping, which "
-                                          "dbrouter does not read: delete the directory to distil it again")
-            self.embedding: np.ndarray = tensors.get_tensor("embeddings")
+        tensors = mapped_tensors(path / "model.safetensors")  # views of the mapped file: nothing read yet
+        if set(tensors) & {"weights", "mapping"}:
+            raise EmbedderUnavailable(f"the static model at {path} has token weights or a token mapping, which "
+                                      "dbrouter does not read: delete the directory to distil it again")
+        self.embedding: np.ndarray = tensors["embeddings"]
         self.tokenizer = Tokenizer.from_file(str(path / "tokenizer.json"))
         self.tokenizer.no_padding()
         self.max_length: int | None = config.get("max_length", 512)
@@ -60,14 +60,19 @@ class StaticModelFile:
         else:
             self.tokenizer.enable_truncation(self.max_length)
         self.normalize = bool(config.get("normalize", False))
-        vocab = self.tokenizer.get_vocab()
-        if len(vocab) != len(self.embedding):
-            raise EmbedderUnavailable(f"the static model at {path} has {len(vocab)} tokens but "
+        tokens = self.tokenizer.get_vocab_size()
+        if tokens != len(self.embedding):
+            raise EmbedderUnavailable(f"the static model at {path} has {tokens} tokens but "
                                       f"{len(self.embedding)} vectors: delete the directory to distil it again")
         unk = getattr(self.tokenizer.model, "unk_token", None)
         self.unk_token_id: int | None = self.tokenizer.token_to_id(unk) if unk else None
-        # model2vec cuts a text at max_length x the median token length (characters) before tokenising
-        self._median_token_length = int(np.median([len(t) for t in vocab]))
+        self._median_token_length: int | None = None  # read from the vocabulary when a long text needs it
+
+    def _cut(self, max_length: int) -> int:
+        """model2vec cuts a text at max_length x the median token length (characters) before tokenising."""
+        if self._median_token_length is None:
+            self._median_token_length = int(np.median([len(t) for t in self.tokenizer.get_vocab()]))
+        return max_length * self._median_token_length
 
     @property
     def dim(self) -> int:
@@ -83,8 +88,9 @@ class StaticModelFile:
         Returns:
             One list of ids per text.
         """
-        if self.max_length is not None:
-            cut = self.max_length * self._median_token_length
+        if self.max_length is not None and any(len(t) > self.max_length for t in texts):
+            # a text of at most max_length characters is never cut (every token is >= 1 character)
+            cut = self._cut(self.max_length)
             texts = [t[:cut] for t in texts]
         ids = [e.ids for e in self.tokenizer.encode_batch_fast(list(texts), add_special_tokens=False)]
         if self.unk_token_id is not None:
