@@ -63,13 +63,13 @@ def connect(path: str | Path, read_only: bool = True, embedder: str | None = Non
         raise WarehouseError(f"cannot open {path} as a DuckDB warehouse: {exc}") from exc
     try:
         con.execute("SET enable_progress_bar=false")  # DuckDB draws one on the terminal for a query over 2 s
-        found = con.execute(
-            "select count(*) from duckdb_functions() where function_name = 'route_query_ranked'").fetchall()[0][0]
-        if not found:
-            raise WarehouseError(f"{path} has no route functions: run `dbrouter build` (dbt build) on it first")
         _find_kb_schema(con, path)
+        ddl = route_path_ddl(con, route_path)
+        if ddl is None and not _has_function(con, "route_query_ranked"):
+            raise WarehouseError(f"{path} has no route functions: run `dbrouter build` (dbt build) on it first")
         register_udfs(con, _embedder_for(con, path, embedder), max_texts)
-        use_route_path(con, route_path)
+        if ddl:  # after the UDFs: the path's macros name them
+            con.execute(ddl)
     except BaseException:
         con.close()
         raise
@@ -86,11 +86,20 @@ def _find_kb_schema(con, path: Path) -> None:
     Raises:
         WarehouseError: no schema holds the knowledge base's tables, or several do.
     """
+    import duckdb
+
+    try:  # the common case without scanning duckdb_tables() (~15 ms)
+        con.execute("select 1 from main.kb_databases limit 0").fetchall()
+        return
+    except duckdb.CatalogException:
+        pass
     schemas = [r[0] for r in con.execute("select distinct schema_name from duckdb_tables() "
                                          "where table_name = 'kb_databases' and database_name = current_database() "
                                          "order by 1").fetchall()]
     if "main" in schemas:
         return
+    if not schemas and not _has_function(con, "route_query_ranked"):
+        raise WarehouseError(f"{path} has no route functions: run `dbrouter build` (dbt build) on it first")
     if len(schemas) != 1:
         found = f"several schemas hold one ({', '.join(schemas)})" if schemas else "no schema holds kb_databases"
         raise WarehouseError(f"{path} has route functions but {found}: point --warehouse at the file `dbrouter build` "
@@ -135,14 +144,22 @@ def route_path_ddl(con, route_path: str) -> str | None:
     """
     if route_path not in ROUTE_PATHS:
         raise WarehouseError(f"unknown route path {route_path!r}: choose one of {', '.join(ROUTE_PATHS)}")
-    found = con.execute(
-        "select count(*) from duckdb_functions() where function_name = 'dbrouter_route_path_ddl'").fetchall()[0][0]
-    if not found:
-        if route_path == "sql":
-            raise WarehouseError("this knowledge base has no pure-SQL route path (built by an older dbrouter): "
-                                 "run `dbrouter build` again")
-        return None
-    return con.execute("select dbrouter_route_path_ddl(?)", [route_path]).fetchall()[0][0]
+    import duckdb
+
+    try:  # a call, not a look in duckdb_functions(), which renders every macro's text (~30 ms)
+        return con.execute("select dbrouter_route_path_ddl(?)", [route_path]).fetchall()[0][0]
+    except duckdb.CatalogException as exc:
+        if "dbrouter_route_path_ddl" not in str(exc):
+            raise
+    if route_path == "sql":
+        raise WarehouseError("this knowledge base has no pure-SQL route path (built by an older dbrouter): "
+                             "run `dbrouter build` again")
+    return None
+
+
+def _has_function(con, name: str) -> bool:
+    """Whether the warehouse defines a function or macro ``name`` (any schema)."""
+    return bool(con.execute("select count(*) from duckdb_functions() where function_name = ?", [name]).fetchall()[0][0])
 
 
 def kb_embedders(con) -> list[str]:
