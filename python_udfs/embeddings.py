@@ -34,6 +34,7 @@ import numpy as np
 import pyarrow as pa
 
 from python_udfs import arrow
+from python_udfs.blas import one_blas_thread
 from python_udfs.embedder_names import DEFAULT_EMBEDDER, EMBEDDERS
 from python_udfs.errors import EmbedderUnavailable
 
@@ -175,11 +176,9 @@ class MiniLMEmbedder:
                 self.cache_hits += 1
                 return cached.copy()
             if small and self._model is None:
-                from threadpoolctl import threadpool_limits
-
                 # one BLAS thread: OpenBLAS' worker threads spin, and on a busy 2-core machine a
                 # 20 ms pass took over a second with two of them
-                with threadpool_limits(1, user_api="blas"):
+                with one_blas_thread():
                     vecs = np.asarray(self._numpy_model().encode(list(key)), dtype=np.float32)
             else:
                 vecs = np.asarray(self._torch_model().encode(

@@ -69,6 +69,7 @@ import pyarrow as pa
 from duckdb.sqltypes import DOUBLE, FLOAT, VARCHAR
 
 from python_udfs import arrow, phrase_index
+from python_udfs.blas import one_blas_thread
 from python_udfs.document_index import HIT_TYPE, DocumentIndex, build_index, nearest
 from python_udfs.embeddings import (
     DIM,
@@ -238,9 +239,11 @@ def _register_document_hits(conn: duckdb.DuckDBPyConnection, name: str) -> None:
                 offsets.append(offsets[-1])
                 valid.append(False)
                 continue
-            hits = nearest(_index(relation[i].as_py()), arrow.to_numpy(vec, np.float32), stage[i].as_py(),
-                           dbs[i].as_py() if dbs[i].is_valid else None, n_top[i].as_py() or 0,
-                           n_votes[i].as_py() or 0)
+            index = _index(relation[i].as_py())
+            with one_blas_thread():  # a question's product: spinning BLAS threads only burn CPU
+                hits = nearest(index, arrow.to_numpy(vec, np.float32), stage[i].as_py(),
+                               dbs[i].as_py() if dbs[i].is_valid else None, n_top[i].as_py() or 0,
+                               n_votes[i].as_py() or 0)
             parts.append(hits)
             offsets.append(offsets[-1] + len(hits))
             valid.append(True)
@@ -280,10 +283,11 @@ def _register_phrase_hits(conn: duckdb.DuckDBPyConnection) -> None:
             tokens = toks[i].as_py() if toks[i].is_valid else []
             vectors = [arrow.to_numpy(v.values, np.float32) if v.is_valid else None for v in vs[i].values] \
                 if vs[i].is_valid else []
-            hits = phrase_index.span_hits(_index(relation[i].as_py(), model[i].as_py()),
-                                          dbs[i].as_py() if dbs[i].is_valid else None,
-                                          [t or [] for t in tokens], vectors, float(threshold[i].as_py()),
-                                          per_span[i].as_py() if per_span[i].is_valid else None)
+            index = _index(relation[i].as_py(), model[i].as_py())
+            with one_blas_thread():
+                hits = phrase_index.span_hits(index, dbs[i].as_py() if dbs[i].is_valid else None,
+                                              [t or [] for t in tokens], vectors, float(threshold[i].as_py()),
+                                              per_span[i].as_py() if per_span[i].is_valid else None)
             parts.append(hits)
             offsets.append(offsets[-1] + len(hits))
             valid.append(True)
