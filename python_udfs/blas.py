@@ -12,14 +12,14 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from collections.abc import Iterator
+from collections.abc import Generator
 
 _controller = None
 _lock = threading.Lock()
 
 
 @contextlib.contextmanager
-def one_blas_thread() -> Iterator[None]:
+def one_blas_thread() -> Generator[None]:
     """Run the block with numpy's BLAS on one thread (~15 us to enter and leave).
 
     The libraries are looked up once per process (threadpoolctl's controller), not per call.
