@@ -136,9 +136,8 @@ class MiniLMEmbedder:
         self._model = None  # sentence-transformers, loaded on the first large batch
         self._small = None  # the numpy forward pass, loaded on the first small batch
         self._lock = threading.Lock()
-        # small batch (the texts, in order) -> its vectors: keyed by the whole batch, so a hit is
-        # exactly what the pass computed for it (padding depends on the batch's other texts)
-        self._cache: collections.OrderedDict[tuple[str, ...], np.ndarray] = collections.OrderedDict()
+        # small batch (its word pieces, see encode) -> its vectors, least recently used first
+        self._cache: collections.OrderedDict[tuple, np.ndarray] = collections.OrderedDict()
         self.cache_hits = 0
 
     def _torch_model(self):
@@ -168,28 +167,37 @@ class MiniLMEmbedder:
         return self._small
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
-        key = tuple(texts)
-        small = len(key) <= self.NUMPY_MAX_BATCH  # a question's batch: remembered
+        texts = list(texts)
+        small = 0 < len(texts) <= self.NUMPY_MAX_BATCH  # a question's batch: remembered
         with self._lock:
-            if small and (cached := self._cache.get(key)) is not None:
+            if not small:
+                return self._torch_encode(texts) if texts else np.zeros((0, DIM), np.float32)
+            # keyed by the batch's word pieces, not its text: "Top customers?" and "top  customers ?"
+            # are one entry, and a hit is exactly what the pass computed for those pieces (padding
+            # depends on the batch's other texts, so the whole batch is the key)
+            model = self._numpy_model()
+            ids, mask = model.tokenize(texts)
+            key = (ids.shape, ids.tobytes(), mask.tobytes())
+            if (cached := self._cache.get(key)) is not None:
                 self._cache.move_to_end(key)
                 self.cache_hits += 1
                 return cached.copy()
-            if small and self._model is None:
+            if self._model is None:
                 # one BLAS thread: OpenBLAS' worker threads spin, and on a busy 2-core machine a
                 # 20 ms pass took over a second with two of them
                 with one_blas_thread():
-                    vecs = np.asarray(self._numpy_model().encode(list(key)), dtype=np.float32)
+                    vecs = np.asarray(model.encode_tokens(ids, mask), dtype=np.float32)
             else:
-                vecs = np.asarray(self._torch_model().encode(
-                    list(key), batch_size=64, normalize_embeddings=True,
-                    show_progress_bar=False, convert_to_numpy=True,
-                ), dtype=np.float32)
-            if small:
-                self._remember(key, vecs)
+                vecs = self._torch_encode(texts)
+            self._remember(key, vecs)
         return vecs
 
-    def _remember(self, key: tuple[str, ...], vecs: np.ndarray) -> None:
+    def _torch_encode(self, texts: list[str]) -> np.ndarray:
+        return np.asarray(self._torch_model().encode(
+            texts, batch_size=64, normalize_embeddings=True, show_progress_bar=False, convert_to_numpy=True,
+        ), dtype=np.float32)
+
+    def _remember(self, key: tuple, vecs: np.ndarray) -> None:
         """Keep a small batch's vectors (the least recently used of :attr:`CACHE_BATCHES` go)."""
         self._cache[key] = vecs.copy()
         while len(self._cache) > self.CACHE_BATCHES:

@@ -117,12 +117,36 @@ class NumpyMiniLM:
         """
         if not texts:
             return np.zeros((0, 384), dtype=np.float32)
+        return self.encode_tokens(*self.tokenize(texts))
+
+    def tokenize(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        """Word-piece ids and attention mask of a batch, padded to its longest text.
+
+        Args:
+            texts: the texts (non-empty strings, at least one).
+
+        Returns:
+            ``(ids, mask)``: int64 and float32 arrays of shape (len(texts), longest). The vectors
+            depend on these alone: texts that differ only in what the tokenizer normalises (case,
+            accents, spacing) have the same ids.
+        """
+        enc = self.tokenizer.encode_batch(list(texts))
+        return (np.array([e.ids for e in enc], dtype=np.int64),
+                np.array([e.attention_mask for e in enc], dtype=np.float32))
+
+    def encode_tokens(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """The forward pass over a tokenized batch (:meth:`tokenize`).
+
+        Args:
+            ids: word-piece ids, (batch, sequence).
+            mask: attention mask, same shape.
+
+        Returns:
+            L2-normalised vectors, (batch, 384) float32.
+        """
         self._calls += 1
         if self._calls == WARM_CALLS:
             self._transpose()
-        enc = self.tokenizer.encode_batch(list(texts))
-        ids = np.array([e.ids for e in enc], dtype=np.int64)
-        mask = np.array([e.attention_mask for e in enc], dtype=np.float32)
         seq = ids.shape[1]
         x = (self.w["embeddings.word_embeddings.weight"][ids]
              + self.w["embeddings.position_embeddings.weight"][:seq][None]
