@@ -7,13 +7,15 @@ Steps, each timed on the wall clock:
 2. the first `dbrouter build` of the sources into an empty warehouse (ingest + dbt build with
    every document embedded);
 3. a cold `dbrouter route` of one question (a new process each time: imports, model loads,
-   routing), repeated ``runs`` times;
+   routing), repeated ``runs`` times, on the wall clock and in CPU seconds (user + system of the
+   process and its threads, from the operating system's accounting of the finished child);
 4. warm `route_query` in one process (after one question), p50 / p95 over the questions.
 """
 
 from __future__ import annotations
 
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -38,19 +40,23 @@ class FirstRun:
     build_s: float
     route_cold_s: list[float]
     route_cold_median_s: float
+    route_cold_cpu_s: list[float]
+    route_cold_cpu_median_s: float
     warm_p50_ms: float
     warm_p95_ms: float
     questions: int
 
 
-def _dbrouter(*args: str, env: dict[str, str]) -> float:
-    """Run the CLI in a new process; returns its wall time (raises on failure)."""
+def _dbrouter(*args: str, env: dict[str, str]) -> tuple[float, float]:
+    """Run the CLI in a new process; returns its wall time and CPU time (raises on failure)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.monotonic()
     proc = subprocess.run([sys.executable, "-m", "dbrouter.cli.main", *args], env=env, capture_output=True, text=True)
     took = time.monotonic() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode != 0:
         raise DbrouterError(f"`dbrouter {' '.join(args)}` failed (exit {proc.returncode}): {proc.stderr[-800:]}")
-    return took
+    return took, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
 def _distill(env: dict[str, str]) -> float:
@@ -91,10 +97,11 @@ def run_firstrun(sources: Path, workdir: Path, embedder: str, runs: int = 5, dis
             shutil.rmtree(cache)
         env["DBROUTER_CACHE_DIR"] = str(cache)
         distill_s = _distill(env)
-    build_s = _dbrouter("build", "--sources", str(sources), "--warehouse", str(warehouse), env=env)
+    build_s, _ = _dbrouter("build", "--sources", str(sources), "--warehouse", str(warehouse), env=env)
     qs = questions or DEMO_QUESTIONS
-    cold = [_dbrouter("route", "--warehouse", str(warehouse), "--no-llm", qs[i % len(qs)], env=env)
-            for i in range(runs)]
+    timed = [_dbrouter("route", "--warehouse", str(warehouse), "--no-llm", qs[i % len(qs)], env=env)
+             for i in range(runs)]
+    cold, cpu = [wall for wall, _ in timed], [c for _, c in timed]
     con = dbrouter.connect(warehouse, embedder=embedder)
     try:
         con.execute("select route_query(?)", [qs[0]]).fetchall()
@@ -107,6 +114,7 @@ def run_firstrun(sources: Path, workdir: Path, embedder: str, runs: int = 5, dis
         con.close()
     times.sort()
     return FirstRun(embedder, distill_s, build_s, [round(c, 2) for c in cold], statistics.median(cold),
+                    [round(c, 2) for c in cpu], statistics.median(cpu),
                     statistics.median(times), times[max(0, int(round(0.95 * len(times))) - 1)], len(qs))
 
 
@@ -120,6 +128,8 @@ def firstrun_report(result: FirstRun, command: str) -> Report:
         f"| first `dbrouter build` of the demo (empty warehouse, every document embedded) | {result.build_s:.1f} s |\n"
         f"| cold `dbrouter route` of one question (median of {len(result.route_cold_s)}: "
         f"{', '.join(f'{c:.2f}' for c in result.route_cold_s)}) | {result.route_cold_median_s:.2f} s |\n"
+        f"| the same, CPU seconds (user + system; median of {len(result.route_cold_cpu_s)}: "
+        f"{', '.join(f'{c:.2f}' for c in result.route_cold_cpu_s)}) | {result.route_cold_cpu_median_s:.2f} s |\n"
         f"| warm `route_query` in one process, p50 / p95 over {result.questions} questions x 5 | "
         f"{result.warm_p50_ms:.1f} / {result.warm_p95_ms:.1f} ms |\n\n")
     return Report(key=f"eval firstrun {result.embedder}", command=command, data=asdict(result), markdown=md)
