@@ -7,7 +7,7 @@ Configuration (environment):
 * ``DBROUTER_LLM_MODEL`` - model name (default ``gpt-4o-mini``).
 * ``DBROUTER_LLM_API_KEY`` - key (default ``not-needed`` for local servers).
 * ``DBROUTER_LLM_TIMEOUT`` - seconds per call (default 30).
-* ``DBROUTER_LLM_CACHE`` - cache folder (default ``.dbrouter/llm-cache``); answers are cached by
+* ``DBROUTER_LLM_CACHE`` - cache folder (default ``.dbrouter/llm-cache``, also when set empty); answers are cached by
   a hash of (model, messages, temperature, sample index), so a second run makes no calls and
   replays the same sampled candidates.
 
@@ -28,6 +28,9 @@ from pathlib import Path
 from typing import TypeVar
 
 from dbrouter.errors import DbrouterError
+
+DEFAULT_CACHE = ".dbrouter/llm-cache"
+"""Where answers are cached when ``DBROUTER_LLM_CACHE`` is unset or empty."""
 
 T = TypeVar("T")
 
@@ -76,7 +79,7 @@ class LLMClient:
     model: str = "gpt-4o-mini"
     api_key: str = field(default="not-needed", repr=False)
     timeout: float = 30.0
-    cache_dir: Path = Path(".dbrouter/llm-cache")
+    cache_dir: Path = Path(DEFAULT_CACHE)
     stats: LLMStats = field(default_factory=LLMStats)
     budget: float | None = 120.0
     """Seconds all calls of this client (one command) may take together; None = no limit."""
@@ -97,7 +100,8 @@ class LLMClient:
                    model=os.environ.get("DBROUTER_LLM_MODEL", "gpt-4o-mini"),
                    api_key=os.environ.get("DBROUTER_LLM_API_KEY", "not-needed"),
                    timeout=float(os.environ.get("DBROUTER_LLM_TIMEOUT", "30")),
-                   cache_dir=Path(os.environ.get("DBROUTER_LLM_CACHE", ".dbrouter/llm-cache")),
+                   # empty means unset: Path("") is the current directory, which would fill with cache folders
+                   cache_dir=Path(os.environ.get("DBROUTER_LLM_CACHE", "").strip() or DEFAULT_CACHE),
                    budget=_env_seconds("DBROUTER_LLM_BUDGET", 120.0),
                    concurrency=max(1, int(_env_seconds("DBROUTER_LLM_CONCURRENCY", 4) or 1)))
 

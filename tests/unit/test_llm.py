@@ -90,6 +90,17 @@ def test_from_env(monkeypatch):
     assert llm.base_url == "http://127.0.0.1:1/v1" and llm.model == "m"
 
 
+def test_an_empty_cache_setting_means_the_default_not_the_current_directory(monkeypatch, tmp_path):
+    from pathlib import Path
+
+    monkeypatch.setenv("DBROUTER_LLM_BASE_URL", "http://127.0.0.1:1/v1")
+    for value in ("", "  "):
+        monkeypatch.setenv("DBROUTER_LLM_CACHE", value)
+        assert LLMClient.from_env().cache_dir == Path(".dbrouter/llm-cache")
+    monkeypatch.setenv("DBROUTER_LLM_CACHE", str(tmp_path / "c"))
+    assert LLMClient.from_env().cache_dir == tmp_path / "c"
+
+
 def test_budget_and_concurrency_from_env(monkeypatch):
     monkeypatch.setenv("DBROUTER_LLM_BASE_URL", "http://127.0.0.1:1/v1")
     monkeypatch.setenv("DBROUTER_LLM_BUDGET", "15")
