@@ -26,6 +26,11 @@ def _validity(null: np.ndarray | None) -> pa.Buffer | None:
     return pa.py_buffer(np.packbits(~np.asarray(null, dtype=bool), bitorder="little"))
 
 
+def _bits(buffer: pa.Buffer, offset: int, n: int) -> np.ndarray:
+    """Bits ``offset .. offset + n`` of a bitmap buffer (validity or boolean data), as bools."""
+    return np.unpackbits(np.frombuffer(buffer, np.uint8), bitorder="little")[offset:offset + n].astype(bool)
+
+
 def numeric(values: np.ndarray | Sequence[float], type_: pa.DataType, null: np.ndarray | None = None) -> pa.Array:
     """A primitive array of ``type_`` (int8/32/64, float32/64) holding ``values``.
 
@@ -119,14 +124,14 @@ def to_numpy(array: pa.Array | pa.ChunkedArray, dtype: type = np.float64, fill: 
         array = array.combine_chunks()
     n, offset = len(array), array.offset
     validity, data = array.buffers()[:2]
+    if not n:
+        return np.zeros(0, dtype)
     if pa.types.is_boolean(array.type):
-        bits = np.unpackbits(np.frombuffer(data, np.uint8), bitorder="little")[offset:offset + n] if n else np.zeros(0)
-        out = bits.astype(dtype)
+        out = _bits(data, offset, n).astype(dtype)
     else:
-        out = np.frombuffer(data, _NUMPY[array.type])[offset:offset + n].astype(dtype) if n else np.zeros(0, dtype)
+        out = np.frombuffer(data, _NUMPY[array.type])[offset:offset + n].astype(dtype)
     if validity is not None and array.null_count:
-        valid = np.unpackbits(np.frombuffer(validity, np.uint8), bitorder="little")[offset:offset + n].astype(bool)
-        out[~valid] = fill if fill is not None else (np.nan if np.issubdtype(dtype, np.floating) else 0)
+        out[~_bits(validity, offset, n)] = fill if fill is not None else (np.nan if np.issubdtype(dtype, np.floating) else 0)
     return out
 
 
@@ -152,14 +157,11 @@ def take_strings(array: pa.Array, indices: np.ndarray) -> pa.Array:
     starts, lengths = offsets[idx], offsets[idx + 1] - offsets[idx]
     new_offsets = np.zeros(len(idx) + 1, np.int64)
     np.cumsum(lengths, out=new_offsets[1:])
+    if new_offsets[-1] >= 2**31:
+        raise ValueError("take_strings: the result holds more than 2 GiB of text")
     data = np.frombuffer(data_buf, np.uint8) if data_buf is not None and new_offsets[-1] else np.zeros(0, np.uint8)
     # byte j of output string i is input byte starts[i] + j
     positions = np.repeat(starts - new_offsets[:-1], lengths) + np.arange(new_offsets[-1])
-    null = None
-    if validity is not None and array.null_count:
-        bits = np.unpackbits(np.frombuffer(validity, np.uint8), bitorder="little")[base:base + len(array)]
-        null = ~bits.astype(bool)[idx]
-    if new_offsets[-1] >= 2**31:
-        raise ValueError("take_strings: the result holds more than 2 GiB of text")
+    null = ~_bits(validity, base, len(array))[idx] if validity is not None and array.null_count else None
     return pa.Array.from_buffers(pa.string(), len(idx), [_validity(null), pa.py_buffer(new_offsets.astype(np.int32)),
                                                          pa.py_buffer(np.ascontiguousarray(data[positions]))])
