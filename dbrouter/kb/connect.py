@@ -66,7 +66,7 @@ def connect(path: str | Path, read_only: bool = True, embedder: str | None = Non
         _find_kb_schema(con, path)
         ddl = route_path_ddl(con, route_path)
         if ddl is None and not _has_function(con, "route_query_ranked"):
-            raise WarehouseError(f"{path} has no route functions: run `dbrouter build` (dbt build) on it first")
+            raise _no_route_functions(path)
         register_udfs(con, _embedder_for(con, path, embedder), max_texts)
         if ddl:  # after the UDFs: the path's macros name them
             con.execute(ddl)
@@ -99,7 +99,7 @@ def _find_kb_schema(con, path: Path) -> None:
     if "main" in schemas:
         return
     if not schemas and not _has_function(con, "route_query_ranked"):
-        raise WarehouseError(f"{path} has no route functions: run `dbrouter build` (dbt build) on it first")
+        raise _no_route_functions(path)
     if len(schemas) != 1:
         found = f"several schemas hold one ({', '.join(schemas)})" if schemas else "no schema holds kb_databases"
         raise WarehouseError(f"{path} has route functions but {found}: point --warehouse at the file `dbrouter build` "
@@ -155,6 +155,11 @@ def route_path_ddl(con, route_path: str) -> str | None:
         raise WarehouseError("this knowledge base has no pure-SQL route path (built by an older dbrouter): "
                              "run `dbrouter build` again")
     return None
+
+
+def _no_route_functions(path: Path) -> WarehouseError:
+    """The error for a DuckDB file that holds no routing functions (no KB, or a partial build)."""
+    return WarehouseError(f"{path} has no route functions: run `dbrouter build` (dbt build) on it first")
 
 
 def _has_function(con, name: str) -> bool:
