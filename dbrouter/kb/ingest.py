@@ -47,6 +47,11 @@ RAW_TABLES: dict[str, pa.Schema] = {
 }
 
 
+BUILD_INPUTS = "build_inputs"
+"""The raw schema's table where a build records the digests of its inputs (:mod:`dbrouter.kb.inputs`);
+every ingest drops it, so a warehouse ingested in place is rebuilt by the next build."""
+
+
 @dataclass
 class IngestReport:
     """What one ingest did."""
@@ -334,7 +339,7 @@ def snapshot_rows(snaps: list[DatabaseSnapshot]) -> dict[str, list[dict]]:
 
 
 def write_raw(con, rows: dict[str, list[dict]], schema: str = RAW_SCHEMA) -> None:
-    """Replace the raw snapshot tables in one transaction.
+    """Replace the raw snapshot tables in one transaction (and drop the last build's :data:`BUILD_INPUTS`).
 
     Args:
         con: DuckDB connection to the warehouse.
@@ -345,6 +350,8 @@ def write_raw(con, rows: dict[str, list[dict]], schema: str = RAW_SCHEMA) -> Non
     try:
         ensure_tables(con)
         con.execute(f"CREATE SCHEMA IF NOT EXISTS {schema}")
+        # the marts no longer match what the last build recorded as its inputs (dbrouter.kb.inputs)
+        con.execute(f"DROP TABLE IF EXISTS {schema}.{BUILD_INPUTS}")
         for name, arrow_schema in RAW_TABLES.items():
             data = pa.Table.from_pylist(rows.get(name, []), schema=arrow_schema)
             con.register("_dbrouter_raw_rows", data)
@@ -387,9 +394,85 @@ def unrouted_issues(databases: set[str], examples: list[dict], statements: list[
     return out
 
 
+@dataclass(frozen=True)
+class Collected:
+    """What :func:`read_sources` read, before anything is written.
+
+    Attributes:
+        snaps: the databases to load.
+        issues: issues of the databases left out.
+        extra: issues of the example/statement files.
+        rows: rows per raw table (all the issues in ``issues``).
+        seconds: how long reading took.
+    """
+
+    snaps: list[DatabaseSnapshot]
+    issues: list[Issue]
+    extra: list[Issue]
+    rows: dict[str, list[dict]]
+    seconds: float
+
+
+def read_sources(config: SourcesConfig, progress: Callable[[str], None] | None = None) -> Collected:
+    """:func:`collect_raw_rows`, timed.
+
+    Args:
+        config: the parsed sources file.
+        progress: progress callback.
+
+    Returns:
+        A :class:`Collected`.
+    """
+    started = time.time()
+    snaps, issues, extra, rows = collect_raw_rows(config, progress)
+    return Collected(snaps, issues, extra, rows, time.time() - started)
+
+
+def ingest_report(collected: Collected, user_statements: list[dict], seconds: float) -> IngestReport:
+    """The report of an ingest of ``collected``.
+
+    Args:
+        collected: what :func:`read_sources` read.
+        user_statements: the statements added with the CLI (``db_id``, ``statement``), for the
+            warnings about databases that are not ingested.
+        seconds: how long writing took (reading is in ``collected``).
+
+    Returns:
+        An :class:`IngestReport`; its issues include the examples and statements for databases
+        that are not ingested (which ``kb_ingest_issues`` lists after the build).
+    """
+    rows = collected.rows
+    unrouted = unrouted_issues({s.db_id for s in collected.snaps}, rows["examples"],
+                               rows["statements"] + user_statements)
+    return IngestReport(
+        databases=len(rows["databases"]), tables=len(rows["tables"]), columns=len(rows["columns"]),
+        foreign_keys=len(rows["foreign_keys"]), examples=len(rows["examples"]),
+        statements=len(rows["statements"]),
+        issues=collected.issues + [i for s in collected.snaps for i in s.issues] + collected.extra + unrouted,
+        seconds=collected.seconds + seconds)
+
+
+def user_statements(con) -> list[dict]:
+    """The statements added with the CLI that a warehouse holds (``db_id``, ``statement``).
+
+    Args:
+        con: a connection to the warehouse (read-only is enough; a KB without the table has none).
+
+    Returns:
+        One dict per statement.
+    """
+    import duckdb
+
+    try:
+        return [dict(db_id=d, statement=st) for d, st in
+                con.execute("select db_id, statement from dbrouter_user.statements").fetchall()]
+    except duckdb.CatalogException:
+        return []
+
+
 def ingest(config: SourcesConfig, warehouse: str | Path,
            progress: Callable[[str], None] | None = None, query_log: Path | None = None,
-           changes: Path | None = None) -> IngestReport:
+           changes: Path | None = None, collected: Collected | None = None) -> IngestReport:
     """Snapshot all sources of ``config`` into ``warehouse``.
 
     Args:
@@ -400,15 +483,17 @@ def ingest(config: SourcesConfig, warehouse: str | Path,
             (None: none).
         changes: the changes journal (:mod:`dbrouter.kb.changes`) whose changes not applied yet are
             applied to the user's examples and statements (None: none).
+        collected: what :func:`read_sources` already read from ``config`` (None: read it now).
 
     Returns:
-        An :class:`IngestReport`; its issues include the examples and statements for databases
-        that are not ingested (which ``kb_ingest_issues`` lists after the build).
+        An :class:`IngestReport` (:func:`ingest_report`).
     """
     import duckdb
 
+    if collected is None:
+        collected = read_sources(config, progress)
     started = time.time()
-    snaps, issues, extra, rows = collect_raw_rows(config, progress)
+    rows = collected.rows
     Path(warehouse).parent.mkdir(parents=True, exist_ok=True)
     con = duckdb.connect(str(warehouse))
     try:
@@ -422,17 +507,10 @@ def ingest(config: SourcesConfig, warehouse: str | Path,
                      f"({applied.rows} rows)" + (f"; {applied.bad} lines that are not changes skipped" if applied.bad else ""))
             for refused in applied.refused[:5]:
                 progress(f"  change refused: {refused}")
-        user_statements = [dict(db_id=d, statement=st) for d, st in
-                           con.execute("select db_id, statement from dbrouter_user.statements").fetchall()]
+        added = user_statements(con)
     finally:
         con.close()
-    unrouted = unrouted_issues({s.db_id for s in snaps}, rows["examples"], rows["statements"] + user_statements)
-    report = IngestReport(
-        databases=len(rows["databases"]), tables=len(rows["tables"]), columns=len(rows["columns"]),
-        foreign_keys=len(rows["foreign_keys"]), examples=len(rows["examples"]),
-        statements=len(rows["statements"]),
-        issues=issues + [i for s in snaps for i in s.issues] + extra + unrouted, seconds=time.time() - started)
-    return report
+    return ingest_report(collected, added, time.time() - started)
 
 
 def print_issues(report: IngestReport, stream=sys.stderr, limit: int = 30) -> None:
