@@ -66,14 +66,18 @@ def cmd_build(args) -> int:
 
     warehouse = warehouse_path(args)
     existed = warehouse.exists()
-    err(f"building the knowledge base for {warehouse} on a copy (embedder {resolve_embedder_name(args.embedder)})")
+    err(f"building the knowledge base for {warehouse} (embedder {resolve_embedder_name(args.embedder)})")
     try:
         result = build_atomically(load_sources(args.sources), warehouse, args.embedder, progress=err,
-                                  on_ingested=_strict(args))
+                                  on_ingested=_strict(args), force=args.force)
     except KeyboardInterrupt:
         err("dbrouter: build stopped; " + (f"the previous knowledge base in {warehouse} is unchanged" if existed
                                             else f"no knowledge base was written to {warehouse}"))
         raise
+    if result.unchanged:
+        err(f"nothing changed since the build of {result.since} (sources, kept examples and statements, dbt "
+            f"project, embedder, software): {warehouse} left as it is ({result.seconds:.1f}s); --force rebuilds")
+        return 0
     err(f"knowledge base built in {result.dbt_seconds:.1f}s (dbt), {result.seconds:.1f}s in all: "
         f"{result.databases} databases, {'replaced' if result.replaced else 'written to'} {warehouse}")
     return 0
@@ -90,7 +94,10 @@ def cmd_refresh(args) -> int:
     except KeyboardInterrupt:
         err(f"dbrouter: refresh stopped; the previous knowledge base in {warehouse} (if any) is unchanged")
         raise
-    if result.build:
+    if result.build and result.build.unchanged:
+        err(f"the sources' content, the kept examples and statements, the dbt project, embedder and software are "
+            f"as the build of {result.build.since} found them: {warehouse} left as it is; schema fingerprints recorded")
+    elif result.build:
         err(f"knowledge base rebuilt in {result.build.dbt_seconds:.1f}s (dbt), {result.seconds:.1f}s in all: "
             f"{result.build.databases} databases in {warehouse}; schema fingerprints recorded")
     return 0
@@ -113,6 +120,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "replaces the warehouse only when complete (a failure keeps the previous KB)")
     add_common(sp, True)
     _partial(sp)
+    sp.add_argument("--force", action="store_true",
+                    help="rebuild even when nothing changed since the last build (default: a build whose sources, "
+                         "kept examples and statements, dbt project, embedder and software are all unchanged "
+                         "leaves the knowledge base as it is, without running dbt)")
     sp.set_defaults(func=cmd_build)
     refresh_help = ("for schedules: check every source's schema (catalog only, no rows) against the last refresh "
                     "and run the atomic `build` only when a schema, the sources file or an examples/statements file "

@@ -1,5 +1,9 @@
 """`dbrouter build` as one atomic step: a complete, consistent knowledge base, or the old one.
 
+A build whose inputs are all as the warehouse's build recorded them (:mod:`dbrouter.kb.inputs`)
+reads the sources, finds nothing changed and stops there: the warehouse is not copied, dbt does
+not run, nothing is written.
+
 A build never writes to the warehouse file itself. It copies the current warehouse (its
 embedding cache included, so unchanged documents are not embedded again) to a temporary file,
 ingests the sources and runs ``dbt build`` there, checks the result (:func:`kb_problems`) and
@@ -44,7 +48,9 @@ from dbrouter.errors import USER_ERRORS, DbrouterError, DbtRunError
 from dbrouter.feedback.log import log_path
 from dbrouter.kb.changes import changes_path
 from dbrouter.kb.dbt_runner import Interrupted, dbt_workdir, run_dbt, user_profile
-from dbrouter.kb.ingest import ingest
+from dbrouter.kb.ingest import ingest, ingest_report, read_sources, user_statements
+from dbrouter.kb.inputs import BuildInputs, build_inputs, record_inputs, recorded_inputs, user_digest
+from python_udfs.embeddings import resolve_embedder_name
 
 if TYPE_CHECKING:
     from dbrouter.kb.ingest import IngestReport
@@ -74,6 +80,9 @@ class BuildResult:
         dbt_seconds: time spent in ``dbt build``.
         seconds: time of the whole build (copy, ingest, dbt, check, rename).
         removed_stale: leftovers of earlier killed builds that were deleted first.
+        changed: the inputs that differed from the last build's (:mod:`dbrouter.kb.inputs`; every
+            part on a first build, a forced one or when the KB has no record).
+        since: when the KB's last build ran (local ``YYYY-MM-DD HH:MM``), None without a record.
     """
 
     warehouse: Path
@@ -83,6 +92,13 @@ class BuildResult:
     dbt_seconds: float
     seconds: float
     removed_stale: list[Path] = field(default_factory=list)
+    changed: list[str] = field(default_factory=list)
+    since: str | None = None
+
+    @property
+    def unchanged(self) -> bool:
+        """True when no input changed: the warehouse was left as it was (no copy, no dbt)."""
+        return self.replaced and not self.changed
 
 
 def temp_warehouse_path(warehouse: str | Path) -> Path:
@@ -285,11 +301,14 @@ def _raise_terminated(signum, _frame) -> None:
 def build_atomically(config: SourcesConfig, warehouse: str | Path, embedder: str | None = None,
                      progress: Callable[[str], None] | None = None,
                      on_ingested: Callable[[IngestReport], None] | None = None,
-                     quiet: bool = False) -> BuildResult:
+                     quiet: bool = False, force: bool = False) -> BuildResult:
     """Ingest ``config`` and ``dbt build`` into a copy of ``warehouse``, check it, then swap it in.
 
     Either the warehouse holds the complete new knowledge base afterwards, or it is untouched
-    (byte for byte) and an exception says why. A reader that has the warehouse open keeps
+    (byte for byte) and an exception says why. When none of the build's inputs changed since the
+    warehouse's build (:mod:`dbrouter.kb.inputs`: the rows read from the sources, the kept tables
+    and pending changes, the dbt project, the embedder, the software), the warehouse is left as it
+    is without copying it or running dbt (``force`` rebuilds regardless). A reader that has the warehouse open keeps
     reading the old file until it reconnects (see the module docstring). While this runs, SIGTERM
     is turned into :class:`~dbrouter.kb.dbt_runner.Interrupted` so the temporary file is cleaned up;
     a SIGKILL leaves it behind for the next build to delete, and dbt dies with this process.
@@ -301,9 +320,10 @@ def build_atomically(config: SourcesConfig, warehouse: str | Path, embedder: str
         progress: called with progress lines (default: discarded).
         on_ingested: called with the ingest report before dbt starts (e.g. to print issues).
         quiet: capture dbt's output instead of streaming it.
+        force: rebuild even when no input changed.
 
     Returns:
-        A :class:`BuildResult`.
+        A :class:`BuildResult` (``unchanged`` when nothing was rebuilt).
 
     Raises:
         BuildError: the build failed (dbt error or failed test, inconsistent result, unreadable
@@ -319,7 +339,7 @@ def build_atomically(config: SourcesConfig, warehouse: str | Path, embedder: str
     in_main = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGTERM, _raise_terminated) if in_main else None
     try:
-        return _build(config, warehouse, embedder, progress or (lambda _msg: None), on_ingested, quiet)
+        return _build(config, warehouse, embedder, progress or (lambda _msg: None), on_ingested, quiet, force)
     except (*USER_ERRORS, duckdb.Error, OSError) as exc:
         state = (f"the previous knowledge base in {warehouse} is unchanged" if existed
                  else f"no knowledge base was written to {warehouse}")
@@ -355,11 +375,10 @@ def check_user_profile() -> None:
 
 
 def _build(config: SourcesConfig, warehouse: Path, embedder: str | None, progress: Callable[[str], None],
-           on_ingested: Callable[[IngestReport], None] | None, quiet: bool) -> BuildResult:
+           on_ingested: Callable[[IngestReport], None] | None, quiet: bool, force: bool) -> BuildResult:
     """The steps of :func:`build_atomically` (``warehouse`` resolved); cleans up on any exit."""
     check_user_profile()
     import duckdb
-
 
     started = time.time()
     warehouse.parent.mkdir(parents=True, exist_ok=True)
@@ -373,11 +392,28 @@ def _build(config: SourcesConfig, warehouse: Path, embedder: str | None, progres
         replaced = warehouse.exists()
         if replaced:
             guard = _open_shared(warehouse)
+        collected = read_sources(config, progress)
+        inputs = build_inputs(collected.rows, guard, warehouse, resolve_embedder_name(embedder))
+        recorded = recorded_inputs(guard) if guard is not None else None
+        changed = inputs.changed_since(recorded[0] if recorded else None)
+        since = recorded[1] if recorded else None
+        if guard is not None and not changed and not force:
+            report = ingest_report(collected, user_statements(guard), 0.0)
+            if on_ingested:
+                on_ingested(report)
+            databases = guard.execute("select count(*) from kb_databases").fetchall()[0][0]
+            return BuildResult(warehouse=warehouse, ingest=report, databases=databases, replaced=True,
+                               dbt_seconds=0.0, seconds=time.time() - started, removed_stale=removed,
+                               changed=[], since=since)
+        if replaced:
+            why = ("--force" if force else "no record of the last build's inputs" if not recorded
+                   else f"{', '.join(changed)} changed since the build of {since}")
+            progress(f"{why}: rebuilding on a copy")
             shutil.copyfile(warehouse, temp)
             if _wal(warehouse).exists():  # a crashed writer's log: part of the current state
                 shutil.copyfile(_wal(warehouse), _wal(temp))
         report = ingest(config, temp, progress=progress, query_log=log_path(warehouse),
-                        changes=changes_path(warehouse))
+                        changes=changes_path(warehouse), collected=collected)
         if on_ingested:
             on_ingested(report)
         dbt_started = time.time()
@@ -393,6 +429,8 @@ def _build(config: SourcesConfig, warehouse: Path, embedder: str | None, progres
         try:
             problems = kb_problems(con)
             databases = 0 if problems else con.execute("select count(*) from kb_databases").fetchall()[0][0]
+            if not problems:  # the kept tables as dbt read them, and the changes that came in since
+                record_inputs(con, BuildInputs({**inputs.parts, "user": user_digest(con, warehouse)}))
             con.execute("checkpoint")
         finally:
             con.close()
@@ -411,4 +449,5 @@ def _build(config: SourcesConfig, warehouse: Path, embedder: str | None, progres
             guard.close()
         os.close(lock_fd)
     return BuildResult(warehouse=warehouse, ingest=report, databases=databases, replaced=replaced,
-                       dbt_seconds=dbt_seconds, seconds=time.time() - started, removed_stale=removed)
+                       dbt_seconds=dbt_seconds, seconds=time.time() - started, removed_stale=removed,
+                       changed=changed if replaced and not force else list(inputs.parts), since=since)

@@ -389,7 +389,8 @@ def refresh(config: SourcesConfig, warehouse: str | Path, embedder: str | None =
         else f"rebuilding the knowledge base {checked}:")
     for line in changes.lines():
         say(line)
-    say(f"building the knowledge base for {warehouse} on a copy (embedder {name})")
-    build = build_atomically(config, warehouse, name, progress=say, on_ingested=on_ingested, quiet=quiet)
+    say(f"building the knowledge base for {warehouse} (embedder {name})")
+    build = build_atomically(config, warehouse, name, progress=say, on_ingested=on_ingested, quiet=quiet,
+                             force=force)
     write_record(warehouse, fingerprints, name)
     return RefreshResult(changes, fingerprints, since, build, time.monotonic() - started)

@@ -149,7 +149,8 @@ def test_incremental_builds_embed_only_changes(tmp_path):
     first = run_cli("build", "--sources", str(sources), "--warehouse", str(wh))
     total = embedded_count(first.stdout)
     assert total > 300
-    second = run_cli("build", "--sources", str(sources), "--warehouse", str(wh))
+    second = run_cli("build", "--sources", str(sources), "--warehouse", str(wh), "--force")
+    assert "--force: rebuilding on a copy" in second.stderr and "Completed successfully" in second.stdout
     assert embedded_count(second.stdout) == 0
     con = sqlite3.connect(tmp_path / "databases" / "musical.sqlite")
     con.execute("alter table actor add column Agent text")
