@@ -77,8 +77,11 @@ def build_kb(databases: Path, examples: list[Question], warehouse: Path, embedde
         log(report.summary())
         print_issues(report, limit=5)
 
-    build_atomically(config, warehouse, embedder, progress=log, on_ingested=ingested, quiet=True)
+    result = build_atomically(config, warehouse, embedder, progress=log, on_ingested=ingested, quiet=True)
     seconds = time.time() - started
+    if result.unchanged:  # no dbt ran: run_results.json is the last build's
+        log(f"nothing changed since the build of {result.since}: no dbt run ({seconds:.1f}s)")
+        return BuildStats(seconds, 0)
     embedded = embedded_by_last_build(warehouse)
     log(f"dbt build done in {seconds:.1f}s, embedded {embedded} documents")
     return BuildStats(seconds, embedded)
