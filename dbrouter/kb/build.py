@@ -258,7 +258,7 @@ def _acquire_lock(warehouse: Path, progress: Callable[[str], None]) -> int:
 
 
 def remove_stale(warehouse: str | Path) -> list[Path]:
-    """Delete what killed builds of ``warehouse`` left (the temporary file and its WAL).
+    """Delete what killed builds of ``warehouse`` left (the temporary file, its WAL, DuckDB's spill folder).
 
     Only call this while holding the build lock (:func:`build_atomically` does): then no other
     build is running and anything in ``building/`` belongs to a dead one.
@@ -270,7 +270,12 @@ def remove_stale(warehouse: str | Path) -> list[Path]:
         The files deleted.
     """
     temp = temp_warehouse_path(warehouse)
-    return [p for p in (temp, _wal(temp)) if _remove(p)]
+    removed = [p for p in (temp, _wal(temp)) if _remove(p)]
+    spill = temp.with_name(temp.name + ".tmp")  # DuckDB's spill folder, left behind when dbt was killed
+    if spill.is_dir():
+        shutil.rmtree(spill, ignore_errors=True)
+        removed.append(spill)
+    return removed
 
 
 def _open_shared(warehouse: Path):

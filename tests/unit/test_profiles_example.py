@@ -36,3 +36,8 @@ def test_snowflake_targets_for_password_and_key_pair_auth():
 
 def test_duckdb_target_writes_where_dbrouter_build_says():
     assert _outputs()["duckdb"]["path"] == "{{ env_var('DBROUTER_WAREHOUSE') }}"
+
+
+def test_duckdb_build_memory_is_bounded_and_settable():
+    settings = _outputs()["duckdb"]["settings"]
+    assert settings["memory_limit"] == "{{ env_var('DBROUTER_BUILD_MEMORY_LIMIT', '3GB') }}"
