@@ -9,7 +9,7 @@
    that the cascade matched ``exact`` or ``normalized`` answers with its own SQL; otherwise the
    answer says an LLM is needed and how to configure it (``status='needs_llm'``).
 
-SQL only ever runs read-only (:func:`dbrouter.answer.runners.execute`). A database ingested from a
+SQL only ever runs read-only (:func:`dbrouter.execute.runners.execute`). A database ingested from a
 schema file has no data: its SQL is generated for :data:`SCHEMA_ONLY_DIALECT` and not run.
 """
 
@@ -23,10 +23,10 @@ from decimal import Decimal
 from typing import Any
 
 from dbrouter.answer.generate import generate_sql
-from dbrouter.answer.guard import UnsafeSQL
-from dbrouter.answer.runners import execute, target_for
 from dbrouter.console import shown
 from dbrouter.errors import DbrouterError
+from dbrouter.execute.guard import UnsafeSQL
+from dbrouter.execute.runners import execute, target_for
 from dbrouter.linking import LINKERS, MAX_COLUMNS
 from dbrouter.linking.columns import render_schema
 from dbrouter.linking.link import link
@@ -111,7 +111,7 @@ class Answer:
         return data
 
     def set_result(self, result) -> None:
-        """Copy an execution result (:class:`dbrouter.answer.results.QueryResult`) into the answer."""
+        """Copy an execution result (:class:`dbrouter.execute.results.QueryResult`) into the answer."""
         self.columns, self.rows = list(result.columns), [tuple(r) for r in result.rows]
         self.total_rows, self.truncated = result.total_rows, result.truncated
         if not result.ok:

@@ -3,10 +3,10 @@
 1. **Sampling.** ``n`` candidates are asked with the same prompt at ``temperature`` (sample index
    ``0..n-1``, so each is its own cached answer and a rerun replays them from the cache).
 2. **Repair.** Each candidate's SQL (the one ```sql block of the reply) runs read-only on the
-   target (:func:`dbrouter.answer.runners.execute`); an error, a refusal (:class:`UnsafeSQL`) or a
+   target (:func:`dbrouter.execute.runners.execute`); an error, a refusal (:class:`UnsafeSQL`) or a
    malformed reply is sent back in the same conversation, up to ``repair_turns`` times.
 3. **Vote.** Candidates that still fail do not vote. The others are grouped by their execution
-   result (:func:`dbrouter.answer.results.result_key`, ordered when the SQL has an outer ORDER BY); the
+   result (:func:`dbrouter.execute.results.result_key`, ordered when the SQL has an outer ORDER BY); the
    largest group wins (``majority``; ``single`` when every voter agrees). A tie between the largest
    groups is broken by pairwise LLM comparisons of their first candidates: each win is a point,
    most points wins (``pairwise``); still tied, the group whose first candidate has the lowest
@@ -23,9 +23,9 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from dbrouter.answer.guard import DIALECTS, UnsafeSQL, check_read_only, has_order_by
-from dbrouter.answer.results import format_observation, result_key
-from dbrouter.answer.runners import execute
+from dbrouter.execute.guard import DIALECTS, UnsafeSQL, check_read_only, has_order_by
+from dbrouter.execute.results import format_observation, result_key
+from dbrouter.execute.runners import execute
 from dbrouter.llm import Completion, LLMClient, LLMUnavailable
 
 DIALECT_NAMES = DIALECTS

@@ -90,7 +90,7 @@ def cmd_link(args) -> int:
 
 def _linked(con, question: str, db: str, linker: str, max_columns: int):
     """Link with the chosen linker; the agent gets the database's data source when it has one."""
-    from dbrouter.answer.runners import target_for
+    from dbrouter.execute.runners import target_for
     from dbrouter.linking.link import link
     from dbrouter.llm import LLMClient
     from dbrouter.sources.base import NoDataSource

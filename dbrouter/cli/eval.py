@@ -18,7 +18,7 @@ from typing import Any
 
 from dbrouter.cli.common import DEFAULT_WAREHOUSE, add_embedder, warehouse_path
 from dbrouter.errors import DbrouterError
-from dbrouter.routing import ROUTE_PATHS
+from dbrouter.kb import ROUTE_PATHS
 
 BENCHMARK_OPTIONS = ("benchmark", "workdir")
 

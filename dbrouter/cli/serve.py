@@ -20,7 +20,7 @@ def cmd_serve(args) -> int:
 
     policy = None
     if args.access:
-        from dbrouter.serve.access import load_policy
+        from dbrouter.access import load_policy
 
         if args.password_env:
             raise DbrouterError("--access gives every user a password of their own: drop --password-env")
@@ -54,7 +54,7 @@ def cmd_mcp(args) -> int:
     if args.access:
         import os
 
-        from dbrouter.serve.access import load_policy
+        from dbrouter.access import load_policy
 
         policy = load_policy(args.access)
         if not args.http:  # stdio: one user, who proves it with their password

@@ -20,8 +20,8 @@ from dbrouter.console import err
 from dbrouter.eval.benchmark import Benchmark, Question, setting_split
 from dbrouter.eval.kb import Log, build_kb, latency
 from dbrouter.eval.publish import Report
-from dbrouter.kb.connect import connect
-from dbrouter.routing import ROUTE_PATHS, ranker
+from dbrouter.kb.connect import ROUTE_PATHS, connect
+from dbrouter.routing import ranker
 from dbrouter.routing.evidence import RouteEvidence
 from dbrouter.routing.route import default_shortlist_k
 

@@ -7,7 +7,7 @@ write into it while an endpoint serves. Lines are appended with one ``write`` on
 appending, so processes logging at once do not interleave within a line. ``DBROUTER_LOG`` names
 another file, or ``off`` turns logging off (``--no-log`` on route, ask, serve and mcp).
 
-Each build copies the journal into the warehouse (:func:`load_into`, table
+Each build copies the journal into the warehouse (:func:`dbrouter.kb.tables.load_query_log`, table
 ``dbrouter_user.query_log``, read by SQL clients as ``kb_query_log``). Rows are only ever added,
 keyed by a hash of their line, so loading twice adds nothing and rows stay after the journal is
 rotated (moved away).
@@ -27,7 +27,6 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from dbrouter.errors import DbrouterError
-from dbrouter.kb.tables import journal_offset, record_journal_offset
 
 MAX_TEXT = 4000
 """Characters of a question or SQL text kept in a log line."""
@@ -262,50 +261,6 @@ def journal_rows(path: Path | None, offset: int = 0, limit: int | None = None) -
         if limit is not None and read_lines >= limit:
             break
     return rows, offset, read_lines
-
-
-LOAD_CHUNK = 50_000
-"""Journal lines per insert (bounds the build's memory whatever the journal's size)."""
-
-
-def load_into(con, path: Path | None, table: str = LOG_TABLE) -> int:
-    """Add the journal's entries that the warehouse table does not hold yet (DuckDB).
-
-    Reading resumes where the last load of the same journal file stopped (same path and inode, not
-    shorter): a build reads the lines appended since, not the whole journal again. A journal that
-    was rotated or replaced is read from its start; rows already held are skipped by ``entry_id``.
-
-    Args:
-        con: a read-write DuckDB connection to the warehouse being built (the tables exist).
-        path: the journal (None or a missing file: nothing to load).
-        table: the table.
-
-    Returns:
-        How many rows were added.
-    """
-    if path is None or not path.is_file():
-        return 0
-    import pyarrow as pa
-
-    cur = con.cursor()  # its own results: the caller's connection may hold one unfinished
-    try:
-        offset = journal_offset(cur, path)
-        before = cur.execute(f"select count(*) from {table}").fetchall()[0][0]
-        while True:
-            rows, offset, read_lines = journal_rows(path, offset, LOAD_CHUNK)
-            if rows["entry_id"]:
-                cur.register("dbrouter_journal", pa.table(rows))
-                cur.execute(f"""insert into {table}
-                    select distinct on (entry_id) entry_id, make_timestamp((logged_at * 1e6)::bigint), source, tool,
-                           question, asked_by, ranking, chosen, abstained, sql_text, status, error, seconds
-                    from dbrouter_journal where entry_id not in (select entry_id from {table})""").fetchall()
-                cur.unregister("dbrouter_journal")
-            if read_lines < LOAD_CHUNK:
-                break
-        record_journal_offset(cur, path, offset)
-        return cur.execute(f"select count(*) from {table}").fetchall()[0][0] - before
-    finally:
-        cur.close()
 
 
 def read_table(con, relation: str = "kb_query_log") -> list[LogEntry]:

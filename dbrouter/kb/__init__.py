@@ -4,3 +4,8 @@ across ingests (:mod:`~dbrouter.kb.tables`), the atomic build that runs dbt
 (:mod:`~dbrouter.kb.refresh`), ``connect()`` (:mod:`~dbrouter.kb.connect`) and the KB on Snowflake
 (:mod:`~dbrouter.kb.snowflake`).
 """
+
+ROUTE_PATHS = ("udf", "sql")
+"""The routing paths of a DuckDB KB: the Python UDFs (`<name>_udf`) or pure SQL (`<name>_sql`).
+Here, not in :mod:`dbrouter.kb.connect`: the CLI reads it to build its parser, and importing
+connect loads duckdb, numpy and pyarrow (a route through ``--endpoint`` needs none of them)."""

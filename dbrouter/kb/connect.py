@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 from dbrouter.errors import EmbedderMismatch, WarehouseError
-from dbrouter.routing import ROUTE_PATHS
+from dbrouter.kb import ROUTE_PATHS
 from python_udfs.plugin import register_udfs
 
 

@@ -20,9 +20,8 @@ from pathlib import Path
 import pyarrow as pa
 
 from dbrouter.errors import SourceError
-from dbrouter.feedback.log import load_into
 from dbrouter.kb import changes as user_changes
-from dbrouter.kb.tables import ensure_tables
+from dbrouter.kb.tables import ensure_tables, load_query_log
 from dbrouter.sources.base import DatabaseSnapshot, Issue, SourcesConfig, check_foreign_keys, default_db_id, utf8_error
 from dbrouter.sources.registry import source_type
 
@@ -498,7 +497,7 @@ def ingest(config: SourcesConfig, warehouse: str | Path,
     con = duckdb.connect(str(warehouse))
     try:
         write_raw(con, rows)
-        logged = load_into(con, query_log)
+        logged = load_query_log(con, query_log)
         if logged and progress:
             progress(f"query log: {logged} new entries from {query_log} added to dbrouter_user.query_log")
         applied = user_changes.load_into(con, changes)

@@ -29,10 +29,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from dbrouter.access import glob_to_like, load_roles
 from dbrouter.errors import DbrouterError
 from dbrouter.feedback.log import LOG_COLUMNS, journal_rows
 from dbrouter.kb.ingest import RAW_TABLES, collect_raw_rows
-from dbrouter.serve.access import glob_to_like, load_roles
 from dbrouter.sources.config import load_sources
 from dbrouter.sources.snowflake import SnowflakeConfigError, connector
 
@@ -194,7 +194,7 @@ def grant_statements(user_schema: str, roles: dict[str, tuple[str, ...]]) -> lis
 
     Args:
         user_schema: the user schema.
-        roles: role name -> database names or patterns (:func:`~dbrouter.serve.access.load_roles`);
+        roles: role name -> database names or patterns (:func:`~dbrouter.access.load_roles`);
             Snowflake role names are matched upper-cased, as unquoted names are stored.
 
     Returns:

@@ -8,6 +8,10 @@ derived (structured statements, example descriptors).
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from dbrouter.feedback.log import LOG_TABLE, journal_rows
+
 USER_SCHEMA = "dbrouter_user"
 LLM_SCHEMA = "dbrouter_llm"
 
@@ -147,3 +151,48 @@ def add_example(con, db_id: str, question: str, sql: str, added_by: str = "cli")
     ensure_tables(con)
     con.execute(f"insert into {USER_SCHEMA}.examples (db_id, question, sql_text, added_by) values (?, ?, ?, ?)",
                 [db_id.strip(), question.strip(), sql.strip(), added_by])
+
+
+LOAD_CHUNK = 50_000
+"""Journal lines per insert (bounds the build's memory whatever the journal's size)."""
+
+
+def load_query_log(con, path: Path | None, table: str = LOG_TABLE) -> int:
+    """Add the query log journal's entries (:mod:`dbrouter.feedback.log`) that the warehouse table does not
+    hold yet (DuckDB).
+
+    Reading resumes where the last load of the same journal file stopped (same path and inode, not
+    shorter): a build reads the lines appended since, not the whole journal again. A journal that
+    was rotated or replaced is read from its start; rows already held are skipped by ``entry_id``.
+
+    Args:
+        con: a read-write DuckDB connection to the warehouse being built (the tables exist).
+        path: the journal (None or a missing file: nothing to load).
+        table: the table.
+
+    Returns:
+        How many rows were added.
+    """
+    if path is None or not path.is_file():
+        return 0
+    import pyarrow as pa
+
+    cur = con.cursor()  # its own results: the caller's connection may hold one unfinished
+    try:
+        offset = journal_offset(cur, path)
+        before = cur.execute(f"select count(*) from {table}").fetchall()[0][0]
+        while True:
+            rows, offset, read_lines = journal_rows(path, offset, LOAD_CHUNK)
+            if rows["entry_id"]:
+                cur.register("dbrouter_journal", pa.table(rows))
+                cur.execute(f"""insert into {table}
+                    select distinct on (entry_id) entry_id, make_timestamp((logged_at * 1e6)::bigint), source, tool,
+                           question, asked_by, ranking, chosen, abstained, sql_text, status, error, seconds
+                    from dbrouter_journal where entry_id not in (select entry_id from {table})""").fetchall()
+                cur.unregister("dbrouter_journal")
+            if read_lines < LOAD_CHUNK:
+                break
+        record_journal_offset(cur, path, offset)
+        return cur.execute(f"select count(*) from {table}").fetchall()[0][0] - before
+    finally:
+        cur.close()

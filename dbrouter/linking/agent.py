@@ -5,7 +5,7 @@ question, every table name and the top-``n`` retrieved columns (also the initial
 each turn answers ``<think>...</think><actions>...</actions>`` with actions:
 
 * ``@explore_schema(sql)`` / ``@verify_schema(sql)`` - one read-only SELECT on the database
-  (observation: the R_SQL text of :func:`dbrouter.answer.results.format_observation`);
+  (observation: the R_SQL text of :func:`dbrouter.execute.results.format_observation`);
 * ``@retrieve_schema(text)`` - the top-``m`` columns for ``text`` among those not seen yet;
 * ``@add_schema(t.c; t2.c2)`` - add columns to the linked schema (never alone in a turn);
 * ``@stop()`` (or ``@stop_action()``) - end the dialogue.
@@ -21,9 +21,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
-from dbrouter.answer.results import format_observation
-from dbrouter.answer.runners import execute
 from dbrouter.errors import DbrouterError
+from dbrouter.execute.results import format_observation
+from dbrouter.execute.runners import execute
 from dbrouter.linking import columns
 from dbrouter.linking.columns import SchemaColumn
 from dbrouter.linking.linker import LinkedSchema, link_schema
@@ -248,7 +248,7 @@ def kb_environment(con, target: Target | None, db: str, sql_timeout: float = 10.
 
     Args:
         con: connection from :func:`dbrouter.connect`.
-        target: where SQL runs (:func:`dbrouter.answer.runners.target_for`), or None for a database
+        target: where SQL runs (:func:`dbrouter.execute.runners.target_for`), or None for a database
             ingested without data (the agent is told exploration is unavailable).
         db: the database id.
         sql_timeout: seconds per exploration/verification query.

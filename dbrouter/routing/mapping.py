@@ -14,8 +14,8 @@ import re
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-from dbrouter.enrich.prompts import PHRASE_MAPPING_SYSTEM, PHRASE_MAPPING_USER
 from dbrouter.llm import LLMClient, StepReport, account_item, try_ask
+from dbrouter.routing.prompts import PHRASE_MAPPING_SYSTEM, PHRASE_MAPPING_USER
 
 _LINE = re.compile(r"^\s*[-*]?\s*(?P<phrase>.+?)\s+-\s+(?P<target>N/A|[^\s.]+\.[^\s]+)\s*$", re.IGNORECASE)
 

@@ -33,10 +33,7 @@ from typing import Any
 
 from mcp.server.mcpserver import Context  # the tools' annotation: resolved from this module's globals
 
-from dbrouter.errors import DbrouterError
-from dbrouter.feedback.log import ClientBudget, LogEntry, append, log_path
-from dbrouter.linking import MAX_COLUMNS
-from dbrouter.serve.access import (
+from dbrouter.access import (
     NO_ACCESSIBLE_DATABASE,
     AccessError,
     AccessPolicy,
@@ -45,6 +42,9 @@ from dbrouter.serve.access import (
     check_scopable,
     restrict,
 )
+from dbrouter.errors import DbrouterError
+from dbrouter.feedback.log import ClientBudget, LogEntry, append, log_path
+from dbrouter.linking import MAX_COLUMNS
 
 TOOLS = ("list_databases", "describe", "route", "link", "retrieve", "run_sql", "ask")
 """The tools, in the order clients list them (``ask`` only with an LLM configured)."""
@@ -332,7 +332,7 @@ class Tools:
         Raises:
             DbrouterError: unknown database, no data source, refused SQL, or the database's error.
         """
-        from dbrouter.answer.runners import execute, target_for
+        from dbrouter.execute.runners import execute, target_for
 
         if not isinstance(sql, str) or not sql.strip():
             raise DbrouterError("sql must be one SELECT statement")

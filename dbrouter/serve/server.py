@@ -8,7 +8,7 @@ plugs dbrouter in behind it:
   :func:`dbrouter.kb.connect.use_route_path`, and the Postgres catalog objects BI tools read, see
   :mod:`dbrouter.serve.catalog`), with external access off and the configuration locked: sessions
   run in parallel;
-- only one read-only SELECT reaches DuckDB (:func:`dbrouter.answer.guard.check_read_only`), or a
+- only one read-only SELECT reaches DuckDB (:func:`dbrouter.execute.guard.check_read_only`), or a
   session statement (``PREPARE``/``EXECUTE``, ``DECLARE``/``FETCH``/``CLOSE``, probes: see
   :mod:`dbrouter.serve.session`); anything else comes back as an ErrorResponse naming the reason,
   and the session goes on;
@@ -49,6 +49,7 @@ from typing import Any
 from buenavista.core import Connection, Session
 from buenavista.postgres import BuenaVistaHandler, BuenaVistaServer, BVBuffer, ServerResponse
 
+from dbrouter.access import AccessError, AccessPolicy, LoginThrottle, check_scopable, restrict
 from dbrouter.errors import DbrouterError
 from dbrouter.feedback.log import ClientBudget
 from dbrouter.kb.connect import connect, route_path_ddl
@@ -68,7 +69,6 @@ from dbrouter.serve import (
     STARTUP_TIMEOUT,
     TEMP_LIMIT,
 )
-from dbrouter.serve.access import AccessError, AccessPolicy, LoginThrottle, check_scopable, restrict
 from dbrouter.serve.catalog import catalog_ddl, needs_catalog
 from dbrouter.serve.pgtypes import TEXT_ARRAYS, decode_binary, parameter_types, pg_array
 from dbrouter.serve.session import INTERNAL_UDFS, SERVER_VERSION, KBSession, QueryRefused

@@ -25,8 +25,8 @@ from typing import TYPE_CHECKING, Any
 
 from buenavista.core import BVType, Session, SimpleQueryResult
 
-from dbrouter.answer.guard import UnsafeSQL, check_read_only
 from dbrouter.errors import USER_ERRORS, DbrouterError
+from dbrouter.execute.guard import UnsafeSQL, check_read_only
 from dbrouter.feedback.log import append, from_sql_call
 from dbrouter.serve import MAX_CURSORS, MAX_RESULT_BYTES
 from dbrouter.serve.catalog import SERVER_VERSION, SETTINGS, rewrite

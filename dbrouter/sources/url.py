@@ -604,7 +604,7 @@ class UrlSource:
         return fingerprint_server(spec)
 
     def target(self, db_id: str, source_path: str) -> Target:
-        """The server database itself: SQL runs through :func:`dbrouter.answer.runners.run_url`.
+        """The server database itself: SQL runs through :func:`dbrouter.execute.runners.run_url`.
 
         Raises:
             NoDataSource: ``source_path`` is not a URL (a KB built before server targets: build again).

@@ -83,7 +83,7 @@ def test_answerable_questions_are_answered_on_both_paths(path_con):
 
 
 def test_the_vocabulary_test_sees_only_the_callers_databases(built_kb):
-    from dbrouter.serve.access import scope_ddl
+    from dbrouter.access import scope_ddl
 
     con = dbrouter.connect(built_kb["warehouse"], embedder="hash")
     try:

@@ -55,7 +55,7 @@ def test_a_restricted_sql_session_never_sees_a_hidden_database(built_kb, path):
         before = con.execute(f"select route_query_json_{path}(?, 10)", [QUESTIONS[0]]).fetchall()[0][0]
         assert _leaks(before)  # unrestricted, the singer databases answer this
         allowed = [d for d in every if d not in HIDDEN]
-        from dbrouter.serve.access import scope_ddl
+        from dbrouter.access import scope_ddl
 
         con.execute(scope_ddl(allowed))
         for q in QUESTIONS:
@@ -190,7 +190,7 @@ def test_mcp_over_http_scopes_each_request_to_its_user(built_kb, policy_env):
 def test_serve_logs_each_user_in_with_their_own_password_and_scope(built_kb, policy_env, monkeypatch):
     import psycopg
 
-    from dbrouter.serve.access import load_policy
+    from dbrouter.access import load_policy
     from dbrouter.serve.server import ServeConfig, start_in_thread, stop
 
     policy_file, env = policy_env
@@ -248,7 +248,7 @@ def test_serve_and_mcp_refuse_a_kb_whose_routing_ignores_the_scope(built_kb, pol
     under a policy it would show a restricted user everything, so neither endpoint starts on it."""
     import shutil
 
-    from dbrouter.serve.access import AccessError, load_policy
+    from dbrouter.access import AccessError, load_policy
     from dbrouter.serve.mcp import Tools
     from dbrouter.serve.server import ServeConfig, make_server
 

@@ -8,8 +8,8 @@ import time
 
 import pytest
 
-from dbrouter.answer import runners as execution
-from dbrouter.answer.results import format_observation
+from dbrouter.execute import runners as execution
+from dbrouter.execute.results import format_observation
 from dbrouter.linking.agent import link_schema_agent
 from dbrouter.linking.columns import retrieve_columns
 from dbrouter.llm import LLMClient

@@ -10,7 +10,7 @@ import json
 import psycopg
 import pytest
 
-from dbrouter.answer.runners import execute
+from dbrouter.execute.runners import execute
 from dbrouter.sources.base import Target
 from tests.conftest import run_cli
 from tests.fake_llm import FakeLLM
@@ -117,7 +117,7 @@ def test_hostile_sql_is_refused_and_the_server_is_unchanged(pg_kb, tmp_path, mon
     """Through `ask` once (the LLM answers DELETE: exit 1, nothing ran), then each hostile statement
     through the same runner `ask` uses: refused by the guard in PostgreSQL's dialect, or stopped by
     the read-only transaction."""
-    from dbrouter.answer.guard import UnsafeSQL
+    from dbrouter.execute.guard import UnsafeSQL
 
     before = _state(pg_kb)
     proc, _ = _ask(pg_kb, tmp_path, lambda m: "```sql\nDELETE FROM invoice\n```", "--db", "sales", "--candidates",
@@ -132,7 +132,7 @@ def test_hostile_sql_is_refused_and_the_server_is_unchanged(pg_kb, tmp_path, mon
             assert refused in str(exc), (hostile, str(exc))
             continue
         assert result.error and refused in result.error, (hostile, result.error)
-    from dbrouter.answer.runners import run_url
+    from dbrouter.execute.runners import run_url
 
     for hostile in IN_THE_TRANSACTION:
         assert "read-only transaction" in (run_url(target, hostile, 5, 10).error or ""), hostile
@@ -199,7 +199,7 @@ def test_giant_text_cells_are_cut_on_the_server(pg_kb, monkeypatch):
     """Hardening review: `ask`/`run_sql` memory was unbounded by giant cells (the 64 KiB cell cap
     applied after the row was fetched). Text and bytea cells are now cut by PostgreSQL before they
     are sent; other columns, names (duplicates too) and order are kept."""
-    import dbrouter.answer.runners as runners
+    import dbrouter.execute.runners as runners
 
     monkeypatch.setenv("PG_ASK_PW", WRITER_PW)
     monkeypatch.setattr(runners, "SERVER_CELL_BYTES", 1000)

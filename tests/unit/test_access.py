@@ -4,7 +4,7 @@ session scope statement."""
 import duckdb
 import pytest
 
-from dbrouter.serve.access import AccessError, load_policy, scope_ddl
+from dbrouter.access import AccessError, load_policy, scope_ddl
 
 POLICY = """
 roles:
@@ -63,7 +63,7 @@ def test_snowflake_grants_translate_shell_patterns_to_like(tmp_path):
     import fnmatch
     import re
 
-    from dbrouter.serve.access import glob_to_like, load_roles
+    from dbrouter.access import glob_to_like, load_roles
 
     def like(value: str, pattern: str) -> bool:  # LIKE with ESCAPE '\\', as Snowflake evaluates it
         rx, i = "", 0
@@ -94,7 +94,7 @@ def test_snowflake_grants_translate_shell_patterns_to_like(tmp_path):
     "create view kb_allowed_databases as select db_id from kb_databases",  # a view that ignores the scope
 ])
 def test_a_kb_whose_routing_ignores_the_scope_is_refused_not_served_unfiltered(tmp_path, view):
-    from dbrouter.serve.access import UserAccess, check_scopable, restrict
+    from dbrouter.access import UserAccess, check_scopable, restrict
 
     con = duckdb.connect()
     con.execute("create table kb_databases as select unnest(['crm', 'hr', 'finance']) as db_id")

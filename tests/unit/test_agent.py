@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from dbrouter.answer.guard import UnsafeSQL
+from dbrouter.execute.guard import UnsafeSQL
 from dbrouter.linking.agent import (
     MAX_ACTIONS_PER_TURN,
     Action,

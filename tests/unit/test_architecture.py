@@ -101,6 +101,46 @@ def test_python_udfs_imports_nothing_of_dbrouter():
             if m.startswith("python_udfs") and any(t.startswith("dbrouter") for t in ts)} == {}
 
 
+STAGES: list[tuple[str, ...]] = [
+    ("python_udfs",),
+    ("dbrouter.errors", "dbrouter.console", "dbrouter.textin"),
+    ("dbrouter.access",),
+    ("dbrouter.sources",),
+    ("dbrouter.llm",),
+    ("dbrouter.feedback",),
+    ("dbrouter.kb",),
+    ("dbrouter",),
+    ("dbrouter.routing", "dbrouter.retrieval"),
+    ("dbrouter.enrich",),
+    ("dbrouter.execute",),
+    ("dbrouter.linking",),
+    ("dbrouter.answer",),
+    ("dbrouter.serve",),
+    ("dbrouter.eval", "dbrouter.tune"),
+    ("dbrouter.cli",),
+]
+"""The pipeline, earliest first (README Layout): a module imports only its own stage and earlier
+ones. ``dbrouter`` alone is the package's front door (``dbrouter.connect``); the query log
+(feedback) comes before kb because builds load its journal."""
+
+
+def stage_of(module: str) -> int:
+    """The index in :data:`STAGES` of the longest prefix naming ``module``'s stage."""
+    best, found = -1, None
+    for i, names in enumerate(STAGES):
+        for name in names:
+            if (module == name or module.startswith(name + ".")) and len(name) > best:
+                best, found = len(name), i
+    assert found is not None, f"{module} is in no stage of STAGES"
+    return found
+
+
+def test_stages_import_only_earlier_stages():
+    graph = import_graph()
+    backwards = sorted(f"{m} -> {t}" for m, targets in graph.items() for t in targets if stage_of(t) > stage_of(m))
+    assert backwards == [], "imports from a later stage (move the shared code down a stage): " + "; ".join(backwards)
+
+
 def _expand(pattern: str) -> list[str]:
     m = re.search(r"\{([^{}]*)\}", pattern)
     if not m:

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from dbrouter.answer.runners import execute
 from dbrouter.errors import BenchmarkError
 from dbrouter.eval import dumps
 from dbrouter.eval.dumps import load_dumps, targets
+from dbrouter.execute.runners import execute
 from dbrouter.sources.base import Target
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "dumps"

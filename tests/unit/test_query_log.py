@@ -9,8 +9,9 @@ import duckdb
 import pyarrow as pa
 import pytest
 
-from dbrouter.feedback.log import LOG_TABLE, LogEntry, append, from_sql_call, load_into, read
+from dbrouter.feedback.log import LOG_TABLE, LogEntry, append, from_sql_call, read
 from dbrouter.kb.tables import ensure_tables
+from dbrouter.kb.tables import load_query_log as load_into
 
 
 def _con():
@@ -49,7 +50,7 @@ def test_load_into_adds_each_line_once_and_keeps_rows_after_rotation(tmp_path):
 
 
 def test_load_into_resumes_after_the_last_complete_line_in_chunks(tmp_path, monkeypatch):
-    import dbrouter.feedback.log as log_module
+    import dbrouter.kb.tables as log_module
 
     monkeypatch.setattr(log_module, "LOAD_CHUNK", 2)
     log, con = tmp_path / "q.jsonl", _con()

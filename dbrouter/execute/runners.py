@@ -26,9 +26,9 @@ import urllib.parse
 from collections.abc import Callable
 from pathlib import Path
 
-from dbrouter.answer.guard import UnsafeSQL, check_read_only
-from dbrouter.answer.results import COUNT_FACTOR, QueryResult
 from dbrouter.errors import DbrouterError
+from dbrouter.execute.guard import UnsafeSQL, check_read_only
+from dbrouter.execute.results import COUNT_FACTOR, QueryResult
 from dbrouter.sources.base import Target, quote_ident
 from dbrouter.sources.duckdb import open_duckdb_source
 from dbrouter.sources.registry import source_type

@@ -4,7 +4,7 @@
 (``WITH ... SELECT``, ``UNION``/``INTERSECT``/``EXCEPT``): no DML/DDL anywhere in the tree (also
 data-modifying CTEs), no PRAGMA/ATTACH/COPY/SET/... commands, no function that reads files, the
 network or the environment, no DuckDB file-path table references (``FROM 'data.csv'``). It is the
-first of three layers (see :mod:`dbrouter.answer.runners` for the other two).
+first of three layers (see :mod:`dbrouter.execute.runners` for the other two).
 """
 
 from __future__ import annotations
