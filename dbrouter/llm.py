@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 import threading
 import time
@@ -27,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
 
+from dbrouter import settings
 from dbrouter.errors import DbrouterError
 
 DEFAULT_CACHE = ".dbrouter/llm-cache"
@@ -92,18 +92,18 @@ class LLMClient:
     @classmethod
     def from_env(cls) -> LLMClient | None:
         """The configured client, or None when ``DBROUTER_LLM_BASE_URL`` is not set."""
-        base = os.environ.get("DBROUTER_LLM_BASE_URL", "").strip()
+        base = settings.env("DBROUTER_LLM_BASE_URL")
         if not base:
             return None
         _check_base_url(base)
         return cls(base_url=base,
-                   model=os.environ.get("DBROUTER_LLM_MODEL", "gpt-4o-mini"),
-                   api_key=os.environ.get("DBROUTER_LLM_API_KEY", "not-needed"),
-                   timeout=float(os.environ.get("DBROUTER_LLM_TIMEOUT", "30")),
-                   # empty means unset: Path("") is the current directory, which would fill with cache folders
-                   cache_dir=Path(os.environ.get("DBROUTER_LLM_CACHE", "").strip() or DEFAULT_CACHE),
-                   budget=_env_seconds("DBROUTER_LLM_BUDGET", 120.0),
-                   concurrency=max(1, int(_env_seconds("DBROUTER_LLM_CONCURRENCY", 4) or 1)))
+                   model=settings.get("DBROUTER_LLM_MODEL") or "",
+                   api_key=settings.get("DBROUTER_LLM_API_KEY") or "",
+                   timeout=settings.seconds("DBROUTER_LLM_TIMEOUT", LLMUnavailable) or 30.0,
+                   # blank means unset (settings): Path("") would be the current directory
+                   cache_dir=Path(settings.get("DBROUTER_LLM_CACHE") or DEFAULT_CACHE),
+                   budget=_env_seconds("DBROUTER_LLM_BUDGET"),
+                   concurrency=max(1, int(_env_seconds("DBROUTER_LLM_CONCURRENCY") or 1)))
 
     def _key(self, messages: list[dict], temperature: float = 0.0, sample: int = 0) -> str:
         """The cache key: a hash of model and messages, plus temperature and sample index when not 0.
@@ -278,11 +278,9 @@ def _userinfo_password(base: str) -> str | None:
     return unquote(match[1]) if match else None
 
 
-def _env_seconds(name: str, default: float) -> float | None:
-    """A positive number of seconds from the environment; ``0`` or ``none`` = no limit."""
-    raw = os.environ.get(name, "").strip().lower()
-    if not raw:
-        return default
+def _env_seconds(name: str) -> float | None:
+    """A positive number of seconds from a setting (:mod:`dbrouter.settings`); ``0`` or ``none`` = no limit."""
+    raw = (settings.get(name) or "").lower()
     if raw in ("0", "none", "off"):
         return None
     try:

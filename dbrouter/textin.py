@@ -87,26 +87,3 @@ def read_stdin(stream: BinaryIO | None = None) -> str:
 def stdin_lines(stream: BinaryIO | None = None) -> list[str]:
     """The lines of stdin (line ends removed), checked like :func:`read_stdin`."""
     return read_stdin(stream).splitlines()
-
-
-def env_seconds(name: str, default: float, error: type[DbrouterError] = DbrouterError) -> float:
-    """A positive number of seconds from environment variable ``name`` (``default`` when unset).
-
-    Args:
-        name: the variable.
-        default: its value when unset or empty.
-        error: the error type to raise.
-
-    Raises:
-        error: the value is not a positive number.
-    """
-    import os
-
-    raw = os.environ.get(name, "").strip()
-    try:
-        value = float(raw) if raw else default
-    except ValueError:
-        value = 0.0
-    if not value > 0:
-        raise error(f"{name} must be a positive number of seconds, not {raw!r}")
-    return value

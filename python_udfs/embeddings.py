@@ -363,7 +363,8 @@ def resolve_embedder_name(name: str | None = None) -> str:
     Returns:
         The lower-cased name (not yet validated: :func:`get_embedder` does that).
     """
-    return (name or os.environ.get("DBROUTER_EMBEDDER") or DEFAULT_EMBEDDER).strip().lower()
+    # a blank $DBROUTER_EMBEDDER counts as unset, as in dbrouter.settings
+    return (name or (os.environ.get("DBROUTER_EMBEDDER") or "").strip() or DEFAULT_EMBEDDER).strip().lower()
 
 
 _CACHE: dict[str, Embedder] = {}

@@ -23,6 +23,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from dbrouter import settings
 from dbrouter.execute.guard import DIALECTS, UnsafeSQL, check_read_only, has_order_by
 from dbrouter.execute.results import format_observation, result_key
 from dbrouter.execute.runners import execute
@@ -213,9 +214,7 @@ def sql_budget() -> float:
     Raises:
         DbrouterError: the variable is not a positive number of seconds.
     """
-    from dbrouter.textin import env_seconds
-
-    return env_seconds("DBROUTER_ASK_SQL_BUDGET", SQL_BUDGET)
+    return settings.seconds("DBROUTER_ASK_SQL_BUDGET") or SQL_BUDGET
 
 
 def _check(target, sql: str, dialect: str, timeout: float, deadline: float | None = None

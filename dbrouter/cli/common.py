@@ -8,17 +8,17 @@ CLI's start-up from 0.4 s to 1.5 s when they were imported at the top.
 from __future__ import annotations
 
 import argparse
-import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from dbrouter import settings
 from dbrouter.console import err
 from python_udfs.embedder_names import EMBEDDERS
 
 if TYPE_CHECKING:
     from dbrouter.kb.ingest import IngestReport
 
-DEFAULT_WAREHOUSE = "dbrouter.duckdb"
+DEFAULT_WAREHOUSE = str(settings.BY_NAME["DBROUTER_WAREHOUSE"].default)
 
 
 def positive_int(text: str) -> int:
@@ -52,7 +52,7 @@ def add_common(sp: argparse.ArgumentParser, sources: bool = False) -> None:
 
 def warehouse_path(args: argparse.Namespace) -> Path:
     """The warehouse file a command works on."""
-    return Path(args.warehouse or os.environ.get("DBROUTER_WAREHOUSE") or DEFAULT_WAREHOUSE)
+    return Path(args.warehouse or settings.get("DBROUTER_WAREHOUSE") or DEFAULT_WAREHOUSE)
 
 
 def connect_kb(args: argparse.Namespace, read_only: bool = True):

@@ -9,13 +9,13 @@ start-up that `dbrouter route` should not pay).
 from __future__ import annotations
 
 import argparse
-import os
 import random
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from dbrouter import settings
 from dbrouter.cli.common import DEFAULT_WAREHOUSE, add_embedder, warehouse_path
 from dbrouter.errors import DbrouterError
 from dbrouter.kb import ROUTE_PATHS
@@ -47,7 +47,7 @@ class EvalCommand:
 
 def benchmark_path(args: argparse.Namespace) -> Path:
     """``--benchmark`` or ``$DBROUTER_BENCHMARK``."""
-    path = args.benchmark or os.environ.get("DBROUTER_BENCHMARK")
+    path = args.benchmark or settings.env("DBROUTER_BENCHMARK")
     if not path:
         raise DbrouterError("give --benchmark DIR (or set DBROUTER_BENCHMARK), e.g. ../shared/benchmarks/spider-route")
     return Path(path)
@@ -127,7 +127,7 @@ def run_scale(args: argparse.Namespace) -> tuple[list[Any], int | None]:
     from dbrouter.eval.scale import run_scale as scale
     from dbrouter.eval.scale import scale_report
 
-    sources = args.benchmark.split(",") if args.benchmark else [os.environ.get("DBROUTER_BENCHMARK", "")]
+    sources = args.benchmark.split(",") if args.benchmark else [settings.env("DBROUTER_BENCHMARK") or ""]
     if not all(sources):
         raise DbrouterError("give --benchmark DIR[,DIR...] (or set DBROUTER_BENCHMARK): real schemas to synthesise from")
     questions = [q.question for s in sources for q in load_benchmark(s).test]

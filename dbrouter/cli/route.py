@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import time
 from typing import TYPE_CHECKING
 
+from dbrouter import settings
 from dbrouter.cli.common import add_common, connect_kb, warehouse_path
 from dbrouter.console import err, shown
 from dbrouter.errors import DbrouterError
@@ -33,8 +33,8 @@ def cmd_route(args) -> int:
     from dbrouter.feedback.log import LogEntry, append, log_path
 
     # a remote endpoint's questions are logged by its serve; here only where $DBROUTER_LOG says
-    remote = bool(args.endpoint or os.environ.get("DBROUTER_ENDPOINT"))
-    log = None if args.no_log or (remote and not os.environ.get("DBROUTER_LOG")) else log_path(warehouse_path(args))
+    remote = bool(args.endpoint or settings.env("DBROUTER_ENDPOINT"))
+    log = None if args.no_log or (remote and not settings.env("DBROUTER_LOG")) else log_path(warehouse_path(args))
     con = _connect(args)
     try:
         weights = kb_weights(con) if args.explain else None
@@ -70,7 +70,7 @@ def _connect(args):
         DbrouterError: an endpoint and ``--warehouse``/``--embedder`` were both given (the
             endpoint serves its own warehouse with its own embedder), or the endpoint is unreachable.
     """
-    url = args.endpoint or os.environ.get("DBROUTER_ENDPOINT")
+    url = args.endpoint or settings.env("DBROUTER_ENDPOINT")
     if not url:
         return connect_kb(args)
     if args.warehouse or args.embedder:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 
+from dbrouter import settings
 from dbrouter.cli.common import add_warehouse, positive_int, warehouse_path
 from dbrouter.console import err
 from dbrouter.errors import DbrouterError
@@ -52,7 +53,6 @@ def cmd_mcp(args) -> int:
 
     policy = user = None
     if args.access:
-        import os
 
         from dbrouter.access import load_policy
 
@@ -63,7 +63,7 @@ def cmd_mcp(args) -> int:
                                     "$DBROUTER_PASSWORD)")
             if args.user in policy.users:
                 policy.check_passwords([args.user])
-            user = policy.authenticate(args.user, os.environ.get("DBROUTER_PASSWORD"))
+            user = policy.authenticate(args.user, settings.env("DBROUTER_PASSWORD"))
         else:
             policy.check_passwords()
     elif args.user:

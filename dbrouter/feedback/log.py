@@ -26,6 +26,7 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from dbrouter import settings
 from dbrouter.errors import DbrouterError
 
 MAX_TEXT = 4000
@@ -77,7 +78,7 @@ def log_path(warehouse: str | Path) -> Path | None:
     Returns:
         ``$DBROUTER_LOG``, or ``<warehouse stem>.query_log.jsonl`` beside the warehouse.
     """
-    setting = os.environ.get("DBROUTER_LOG", "").strip()
+    setting = settings.get("DBROUTER_LOG") or ""
     if setting.lower() in ("off", "0", "false", "no"):
         return None
     if setting:

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
+from dbrouter import settings
 from dbrouter.errors import EmbedderMismatch, WarehouseError
 from dbrouter.kb import ROUTE_PATHS
 from python_udfs.plugin import register_udfs
@@ -184,7 +184,7 @@ def _embedder_for(con, path: Path, asked: str | None) -> str | None:
     """The embedder to register: the KB's own; an explicit or environment choice must match it."""
     built_with = kb_embedders(con)
     source = "the embedder argument (--embedder)" if asked else "$DBROUTER_EMBEDDER"
-    asked = asked or os.environ.get("DBROUTER_EMBEDDER")
+    asked = asked or settings.env("DBROUTER_EMBEDDER")
     if not built_with:
         return asked  # an empty KB: route_query_json reports that nothing is embedded
     if asked and asked.strip().lower() not in built_with:

@@ -17,6 +17,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from dbrouter import settings
 from dbrouter.errors import DbtRunError
 
 # The dbt project (dbt_project.yml, models/, macros/, seeds/, ...) ships inside the wheel as
@@ -30,7 +31,7 @@ PROJECT_DIR = PACKAGED_PROJECT_DIR if (PACKAGED_PROJECT_DIR / "dbt_project.yml")
 def project_dir() -> Path:
     """The dbt project directory: ``$DBROUTER_PROJECT_DIR``, the one inside the installed package, or
     the checkout holding this package."""
-    path = Path(os.environ.get("DBROUTER_PROJECT_DIR") or PROJECT_DIR)
+    path = Path(settings.get("DBROUTER_PROJECT_DIR") or PROJECT_DIR)
     if not (path / "dbt_project.yml").is_file():
         raise DbtRunError(f"no dbt_project.yml in {path}: reinstall dbrouter (the wheel ships its dbt project) or "
                           "set DBROUTER_PROJECT_DIR to a dbrouter checkout")

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Protocol
 
+from dbrouter import settings
 from dbrouter.errors import DbrouterError, SourcesConfigError
 
 SAMPLE_SCAN_ROWS = 10000
@@ -47,12 +48,8 @@ class QueryClock:
     """
 
     def __init__(self) -> None:
-        from dbrouter.textin import env_seconds
-
-        self.statement_seconds = env_seconds("DBROUTER_INGEST_STATEMENT_TIMEOUT", INGEST_STATEMENT_SECONDS,
-                                             SourcesConfigError)
-        self.database_seconds = env_seconds("DBROUTER_INGEST_DATABASE_TIMEOUT", INGEST_DATABASE_SECONDS,
-                                            SourcesConfigError)
+        self.statement_seconds = settings.seconds("DBROUTER_INGEST_STATEMENT_TIMEOUT", SourcesConfigError) or 0.0
+        self.database_seconds = settings.seconds("DBROUTER_INGEST_DATABASE_TIMEOUT", SourcesConfigError) or 0.0
         self.database_deadline = time.monotonic() + self.database_seconds
         self.deadline = float("inf")
         self.fired = False

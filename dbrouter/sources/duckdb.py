@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import ClassVar
 
+from dbrouter import settings
 from dbrouter.errors import SourceError
 from dbrouter.sources.base import (
     ColumnInfo,
@@ -53,12 +54,11 @@ def open_duckdb_source(path: str | Path):
         duckdb.Error: the file cannot be opened (missing, locked for writing, not DuckDB), or
             ``$DBROUTER_SOURCE_MEMORY_LIMIT`` is not a DuckDB memory size.
     """
-    import os
 
     import duckdb
 
     config = {"autoinstall_known_extensions": False, "autoload_known_extensions": False,
-              "memory_limit": os.environ.get("DBROUTER_SOURCE_MEMORY_LIMIT") or SOURCE_MEMORY_LIMIT}
+              "memory_limit": settings.get("DBROUTER_SOURCE_MEMORY_LIMIT") or SOURCE_MEMORY_LIMIT}
     con = duckdb.connect(str(path), read_only=True, config=config)  # ty: ignore[invalid-argument-type] - duckdb takes booleans
     try:
         # in this order: no temp directory can be set once external access is off

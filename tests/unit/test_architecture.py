@@ -103,7 +103,7 @@ def test_python_udfs_imports_nothing_of_dbrouter():
 
 STAGES: list[tuple[str, ...]] = [
     ("python_udfs",),
-    ("dbrouter.errors", "dbrouter.console", "dbrouter.textin"),
+    ("dbrouter.errors", "dbrouter.console", "dbrouter.textin", "dbrouter.settings"),
     ("dbrouter.access",),
     ("dbrouter.sources",),
     ("dbrouter.llm",),
