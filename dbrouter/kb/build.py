@@ -313,8 +313,8 @@ def build_atomically(config: SourcesConfig, warehouse: str | Path, embedder: str
     (byte for byte) and an exception says why. When none of the build's inputs changed since the
     warehouse's build (:mod:`dbrouter.kb.inputs`: the rows read from the sources, the kept tables
     and pending changes, the dbt project, the embedder, the software), the warehouse is left as it
-    is without copying it or running dbt (``force`` rebuilds regardless). A reader that has the warehouse open keeps
-    reading the old file until it reconnects (see the module docstring). While this runs, SIGTERM
+    is without copying it or running dbt (``force`` rebuilds regardless). A reader that has the
+    warehouse open keeps reading the old file until it reconnects (see the module docstring). While this runs, SIGTERM
     is turned into :class:`~dbrouter.kb.dbt_runner.Interrupted` so the temporary file is cleaned up;
     a SIGKILL leaves it behind for the next build to delete, and dbt dies with this process.
 
