@@ -48,7 +48,7 @@ def reference_markdown() -> str:
     commands = _walk(root, [])
     lines = ["# Command-line reference", "",
              "Generated from the parser by `python -m dbrouter.cli.reference > docs/cli.md` (a test keeps it "
-             "current). The README's quickstart shows the commands at work.", "",
+             "current). The README's quickstart shows the commands at work; docs/commands.md sums them up.", "",
              "| command | what it does |", "|---|---|"]
     lines += [f"| [`dbrouter {' '.join(path)}`](#dbrouter-{'-'.join(path)}) | "
               f"{' '.join((text or '').split()).replace('|', '/')} |" for path, _, text in commands]

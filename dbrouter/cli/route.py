@@ -27,7 +27,7 @@ def cmd_route(args) -> int:
     llm = None if args.no_llm else LLMClient.from_env()
     if args.llm and llm is None:
         raise DbrouterError("--llm needs an LLM: set DBROUTER_LLM_BASE_URL (and DBROUTER_LLM_MODEL, "
-                            "DBROUTER_LLM_API_KEY); see README, Configuration")
+                            "DBROUTER_LLM_API_KEY); see docs/setup.md")
     if llm is None and not args.no_llm:
         err("no LLM configured (DBROUTER_LLM_BASE_URL unset): phrase mappings come from the embedding mapper")
     from dbrouter.feedback.log import LogEntry, append, log_path

@@ -89,7 +89,7 @@ def _listen_options(sp: argparse.ArgumentParser, port: int, when: str, password_
     sp.add_argument("--access", metavar="FILE", help=f"access policy (YAML: users, their password variables and "
                     f"databases): {access_help}")
     sp.add_argument("--no-log", action="store_true", help="do not append the calls that route to the query log "
-                    "(<warehouse stem>.query_log.jsonl, or $DBROUTER_LOG; README, The feedback loop)")
+                    "(<warehouse stem>.query_log.jsonl, or $DBROUTER_LOG; docs/feedback.md)")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -99,7 +99,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_warehouse(sp)
     _listen_options(sp, 5433, "", "require the password held in environment variable VAR (any user name)",
                     "each user logs in with their own password and sees only their databases, through the routing "
-                    "and retrieval functions (README, Who may see what)")
+                    "and retrieval functions (docs/access.md)")
     sp.add_argument("--max-connections", type=positive_int, default=MAX_CONNECTIONS,
                     help=f"sessions at once; more get 'too many connections' (default {MAX_CONNECTIONS})")
     sp.add_argument("--max-rows", type=positive_int, default=MAX_ROWS,

@@ -83,7 +83,7 @@ def connect_kwargs_from_env(env: dict[str, str] | None = None) -> dict[str, Any]
     if not env.get("SNOWFLAKE_PASSWORD") and not env.get("SNOWFLAKE_PRIVATE_KEY_PATH"):
         missing.append("SNOWFLAKE_PASSWORD or SNOWFLAKE_PRIVATE_KEY_PATH")
     if missing:
-        raise SnowflakeConfigError(f"set {', '.join(missing)} in the environment (see README, 'Snowflake')")
+        raise SnowflakeConfigError(f"set {', '.join(missing)} in the environment (see docs/snowflake.md)")
     kwargs: dict[str, Any] = {"account": env["SNOWFLAKE_ACCOUNT"], "user": env["SNOWFLAKE_USER"],
                               "database": env.get("SNOWFLAKE_DATABASE") or "DBROUTER",
                               "schema": env.get("SNOWFLAKE_SCHEMA") or "KB"}

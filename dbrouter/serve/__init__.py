@@ -1,7 +1,7 @@
 """Stage 6, serving the KB to SQL clients and BI tools over the Postgres wire protocol.
 """
 
-# The endpoint's bounds (README, Reliability), here so that the CLI's options read them without
+# The endpoint's bounds (docs/operations.md, Bounds on untrusted input), here so that the CLI's options read them without
 # importing the server (buenavista is slow to load).
 QUERY_TIMEOUT = 60.0
 STARTUP_TIMEOUT = 10.0  # seconds from connecting to authenticated (PostgreSQL's authentication_timeout)

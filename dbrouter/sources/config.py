@@ -75,7 +75,7 @@ def load_sources(path: str | Path) -> SourcesConfig:
     """
     path = Path(path)
     if not path.is_file():
-        raise SourcesConfigError(f"sources file {path} not found: create it (see README, 'Sources')")
+        raise SourcesConfigError(f"sources file {path} not found: create it (see docs/sources.md)")
     try:
         raw = yaml.safe_load(path.read_bytes().decode("utf-8")) or {}
     except UnicodeDecodeError as exc:

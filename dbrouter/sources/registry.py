@@ -16,7 +16,7 @@ from dbrouter.sources.url import UrlSource
 
 SOURCE_TYPES: dict[str, SourceType] = {t.name: t for t in (
     SqliteSource(), DuckdbSource(), SchemaJsonSource(), SnowflakeSource(), UrlSource())}
-"""Every source type by its ``type:`` name, in the order the README documents them."""
+"""Every source type by its ``type:`` name, in the order docs/sources.md documents them."""
 
 
 def source_type(name: str) -> SourceType:

@@ -6,7 +6,7 @@
   by the embed()/embed_phrase() UDFs: dbt's plugin or `dbrouter.connect()`) and `<name>_sql` (pure
   SQL over the static phrase embedder materialised in kb_static_pieces; any DuckDB client), the
   plain names calling `_sql` (create_path_entry_points); on Snowflake SQL UDFs/UDTFs in the KB
-  schema. The entry points, their parameters and results: sql_entry_points and README "Macro and
+  schema. The entry points, their parameters and results: sql_entry_points and docs/reference.md "Macro and
   UDF reference". Nothing here touches the network.
 -#}
 {% macro create_route_functions() -%}

@@ -2,7 +2,7 @@
   The SQL entry points of routing and retrieval, declared once. Every consumer reads this list:
   the DuckDB macros and the Snowflake functions (create_route_functions, whose bodies come from
   sql_entry_point_body and the retrieval function macros), the plain-named DuckDB wrappers
-  (create_path_entry_points), the catalog table kb_sql_functions, and the README's function
+  (create_path_entry_points), the catalog table kb_sql_functions, and docs/reference.md's function
   table (tests/functional/test_sql_entry_points.py checks it, and that both dialects create
   exactly these names, parameters and result columns).
 
@@ -13,7 +13,7 @@
                  name calling one of them); false: one function for the build
     params       (name, type, default or none); types: varchar, integer, double, json, varchar[]
     returns      the result columns [(name, type)] of a table function, the type of a scalar one
-    description  one line, for kb_sql_functions and the README
+    description  one line, for kb_sql_functions and docs/reference.md
 -#}
 {% macro sql_entry_points() -%}
 {%- set sk = dbrouter.get_var('dbrouter__shortlist_k') | int -%}
@@ -78,7 +78,7 @@
 ]) }}
 {%- endmacro %}
 
-{#- The signature of an entry as the README and kb_sql_functions write it: name(p, q := 5). -#}
+{#- The signature of an entry as docs/reference.md and kb_sql_functions write it: name(p, q := 5). -#}
 {% macro sql_entry_point_signature(entry) -%}
 {{ entry.name }}({% for p, t, d in entry.params %}{{ p }}{% if d is not none %} := {{ d | tojson if d is iterable and d is not string else d }}{% endif %}{{ ', ' if not loop.last }}{% endfor %})
 {%- endmacro %}

@@ -1,6 +1,6 @@
 {#-
   Creates dbrouter's Python UDFs in the Snowflake KB schema (statements: snowflake_udf_statements).
-  Run once per schema, after staging the code (README "Snowflake"):
+  Run once per schema, after staging the code (docs/snowflake.md):
 
       python -m dbrouter.kb.snowflake stage          # PUT the code (and model) zips on the stage
       dbt run-operation create_snowflake_udfs --target snowflake

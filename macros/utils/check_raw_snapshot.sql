@@ -34,7 +34,7 @@
           ~ (target.path if target.path is defined else target.database) ~ ". dbrouter's models read what "
           ~ "`dbrouter ingest` writes: run `dbrouter ingest --sources <your sources.yml> --warehouse "
           ~ (target.path if target.path is defined else '<this target>') ~ "` before `dbt build` "
-          ~ "(README: 'dbrouter in your own dbt project'), or leave the package out with `--exclude package:dbrouter`.") }}
+          ~ "(docs/dbt-package.md), or leave the package out with `--exclude package:dbrouter`.") }}
     {%- endif -%}
   {%- endif -%}
 {%- endif -%}

@@ -1,6 +1,6 @@
 """The SQL entry points are declared once (macro sql_entry_points): the DuckDB KB creates exactly
 those names, parameters and result columns on both paths and as plain names, kb_sql_functions
-lists them, and README's table is that list. (The Snowflake DDL is checked against the same
+lists them, and docs/reference.md's table is that list. (The Snowflake DDL is checked against the same
 declaration in test_snowflake_dbt.py.)"""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ BEGIN, END = "<!-- sql-entry-points:begin (generated from kb_sql_functions; test
 
 
 def readme_table(rows: list[tuple]) -> str:
-    """The README block for kb_sql_functions rows (function_name, kind, signature, returns, description)."""
+    """The docs/reference.md block for kb_sql_functions rows (function_name, kind, signature, returns, description)."""
     lines = ["| entry point | kind | returns | what it answers |", "|---|---|---|---|"]
     for _name, kind, signature, returns, description in rows:
         lines.append(f"| `{signature}` | {kind} | {returns} | {description} |")
@@ -27,11 +27,11 @@ def _declared(kb_con) -> list[tuple]:
 
 
 def test_readme_lists_exactly_the_declared_entry_points(kb_con):
-    text = (ROOT / "README.md").read_text()
-    assert BEGIN in text and END in text, "README lost its generated entry-point table"
+    text = (ROOT / "docs" / "reference.md").read_text()
+    assert BEGIN in text and END in text, "docs/reference.md lost its generated entry-point table"
     block = text.split(BEGIN, 1)[1].split(END, 1)[0].strip()
     assert block == readme_table(_declared(kb_con)), (
-        "README's entry-point table is stale; replace the block between the markers with:\n"
+        "docs/reference.md's entry-point table is stale; replace the block between the markers with:\n"
         + readme_table(_declared(kb_con)))
 
 

@@ -1,5 +1,5 @@
 """The package's shape: no import cycles (function-local imports included), python_udfs a leaf,
-stages importing only earlier stages, and README's Layout listing exactly the tree."""
+stages importing only earlier stages, and docs/layout.md listing exactly the tree."""
 
 from __future__ import annotations
 
@@ -119,7 +119,7 @@ STAGES: list[tuple[str, ...]] = [
     ("dbrouter.eval", "dbrouter.tune"),
     ("dbrouter.cli",),
 ]
-"""The pipeline, earliest first (README Layout): a module imports only its own stage and earlier
+"""The pipeline, earliest first (docs/layout.md): a module imports only its own stage and earlier
 ones. ``dbrouter`` alone is the package's front door (``dbrouter.connect``); the query log
 (feedback) comes before kb because builds load its journal."""
 
@@ -149,8 +149,8 @@ def _expand(pattern: str) -> list[str]:
 
 
 def _layout_paths() -> set[str]:
-    text = (ROOT / "README.md").read_text()
-    block = text.split("## Layout", 1)[1].split("```text", 1)[1].split("```", 1)[0]
+    text = (ROOT / "docs" / "layout.md").read_text()
+    block = text.split("```text", 1)[1].split("```", 1)[0]
     paths: set[str] = set()
     for line in block.strip().splitlines():
         head = re.split(r"\s{2,}", line.strip(), maxsplit=1)[0]
@@ -162,7 +162,7 @@ def _layout_paths() -> set[str]:
 def test_readme_layout_lists_exactly_the_tree():
     listed = _layout_paths()
     gone = sorted(p for p in listed if not (ROOT / p).exists())
-    assert gone == [], f"README Layout lists paths that do not exist: {gone}"
+    assert gone == [], f"docs/layout.md lists paths that do not exist: {gone}"
     modules = {str(p.relative_to(ROOT)) for package in PACKAGES for p in (ROOT / package).rglob("*.py")
                if p.name != "__init__.py"}
     folders = {f"{p.relative_to(ROOT)}/" for base in ("models/marts", "models/staging", "macros")
@@ -170,4 +170,4 @@ def test_readme_layout_lists_exactly_the_tree():
     folders |= {"macros/routing/steps/", "models/intermediate/"}
     covered = {p for p in listed if not p.endswith("/")} | {p for p in listed if p.endswith("/")}
     missing = sorted((modules | folders) - covered)
-    assert missing == [], f"README Layout does not list: {missing}"
+    assert missing == [], f"docs/layout.md does not list: {missing}"
