@@ -44,6 +44,7 @@ def test_wheel_installed_outside_the_checkout_builds_and_routes_the_demo(tmp_pat
                  "profiles.example.yml", "tests/dbt/assert_join_edges_are_symmetric.sql"):
         assert f"dbrouter/dbt_project/{item}" in names, item
     assert not any(n.startswith("dbrouter/dbt_project/target/") for n in names)
+    assert "dbrouter/py.typed" in names  # PEP 561: type checkers read the package's hints
 
     venv = tmp_path / "venv"
     _run([sys.executable, "-m", "venv", str(venv)], tmp_path)
