@@ -26,14 +26,10 @@ from pathlib import Path
 
 import yaml
 
-from dbrouter.errors import DbrouterError
+from dbrouter.errors import AccessError
 
 NO_ACCESSIBLE_DATABASE = "no database you can access answers this"
 """What a restricted caller is told when routing finds nothing among its databases."""
-
-
-class AccessError(DbrouterError):
-    """The policy file is malformed, or a user cannot be authenticated."""
 
 
 @dataclass(frozen=True)

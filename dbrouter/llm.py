@@ -27,16 +27,12 @@ from pathlib import Path
 from typing import TypeVar
 
 from dbrouter import settings
-from dbrouter.errors import DbrouterError
+from dbrouter.errors import LLMUnavailable
 
 DEFAULT_CACHE = ".dbrouter/llm-cache"
 """Where answers are cached when ``DBROUTER_LLM_CACHE`` is unset or empty."""
 
 T = TypeVar("T")
-
-
-class LLMUnavailable(DbrouterError):
-    """The LLM endpoint could not be reached or answered with an error."""
 
 
 @dataclass

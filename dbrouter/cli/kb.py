@@ -6,12 +6,8 @@ import argparse
 
 from dbrouter.cli.common import add_common, print_ingest, warehouse_path
 from dbrouter.console import err
-from dbrouter.errors import DbrouterError
+from dbrouter.errors import DbrouterError, SourcesFailed
 from dbrouter.feedback.log import log_path
-
-
-class SourcesFailed(DbrouterError):
-    """A declared source could not be read (and --allow-partial was not given)."""
 
 
 def failed_sources(report) -> list:

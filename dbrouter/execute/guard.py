@@ -13,7 +13,7 @@ import logging
 import re
 from contextlib import contextmanager
 
-from dbrouter.errors import DbrouterError
+from dbrouter.errors import DbrouterError, UnsafeSQL
 
 DIALECTS = {"sqlite": "SQLite", "duckdb": "DuckDB", "snowflake": "Snowflake", "postgres": "PostgreSQL",
             "mysql": "MySQL", "tsql": "SQL Server (T-SQL)", "oracle": "Oracle", "redshift": "Redshift",
@@ -307,11 +307,4 @@ def has_order_by(sql: str, dialect: str) -> bool:
             return False
         node = node.this
 
-
-class UnsafeSQL(DbrouterError):
-    """The SQL is not a single read-only SELECT; ``reason`` says what was refused."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(f"refused to run this SQL: {reason}. Only one read-only SELECT (WITH ... SELECT, UNION) runs")
-        self.reason = reason
 

@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from dbrouter.errors import USER_ERRORS, DbrouterError, DbtRunError
+from dbrouter.errors import USER_ERRORS, BuildError, DbrouterError, DbtRunError, InconsistentKB
 from dbrouter.feedback.log import log_path
 from dbrouter.kb.changes import changes_path
 from dbrouter.kb.dbt_runner import Interrupted, dbt_workdir, run_dbt, user_profile
@@ -58,14 +58,6 @@ if TYPE_CHECKING:
 
 LOCK_WAIT_SECONDS = 15.0
 """How long a build waits for another build of the same warehouse (or its dying dbt) to end."""
-
-
-class BuildError(DbrouterError):
-    """The build failed or was refused; the previous knowledge base is unchanged."""
-
-
-class InconsistentKB(BuildError):
-    """The freshly built knowledge base failed the consistency check (:func:`kb_problems`)."""
 
 
 @dataclass(frozen=True)

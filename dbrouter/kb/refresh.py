@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING
 
 import yaml
 
-from dbrouter.errors import DbrouterError, SourceError
+from dbrouter.errors import RefreshError, SourceError
 from dbrouter.kb.build import build_atomically
 from dbrouter.kb.dbt_runner import dbt_workdir
 from dbrouter.sources.base import SourcesConfig, SourceSpec, default_db_id, digest
@@ -45,10 +45,6 @@ if TYPE_CHECKING:
 RECORD_VERSION = 1
 PROGRESS_EVERY = 200
 """Print a progress line every this many sources while fingerprinting."""
-
-
-class RefreshError(DbrouterError):
-    """The refresh record cannot be written; the knowledge base itself was rebuilt."""
 
 
 def _filedigest(path: Path) -> str:

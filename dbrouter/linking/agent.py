@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
-from dbrouter.errors import DbrouterError
+from dbrouter.errors import AgentConfigError, DbrouterError
 from dbrouter.execute.results import format_observation
 from dbrouter.execute.runners import execute
 from dbrouter.linking import columns
@@ -48,10 +48,6 @@ _THINK = re.compile(r"<think>.*?</think>", re.S | re.I)
 _ACTIONS_BLOCK = re.compile(r"<actions>(.*?)(?:</actions>|$)", re.S | re.I)
 _FENCE = re.compile(r"^```[A-Za-z]*\s*\n?(.*?)\n?\s*```$", re.S)
 _KEYWORD = re.compile(r"^(?:sql_query|sql|query|natural_language_query|text|schemas?|columns?)\s*=\s*", re.I)
-
-
-class AgentConfigError(DbrouterError):
-    """A parameter of the agentic linker is out of range (the message names it and the allowed range)."""
 
 
 class ChatModel(Protocol):

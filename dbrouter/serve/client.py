@@ -22,16 +22,12 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from dbrouter.errors import DbrouterError
+from dbrouter.errors import EndpointError
 
 PROTOCOL_3 = 196608
 MAX_MESSAGE = 256 * 1024 * 1024  # a larger length means the peer is not a Postgres server
 _INTS = {20, 21, 23, 26}  # int8, int2, int4, oid
 _FLOATS = {700, 701, 1700}  # float4, float8, numeric
-
-
-class EndpointError(DbrouterError):
-    """The endpoint cannot be reached, refused the login, or failed a statement."""
 
 
 @dataclass(frozen=True)

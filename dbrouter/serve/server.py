@@ -50,7 +50,7 @@ from buenavista.core import Connection, Session
 from buenavista.postgres import BuenaVistaHandler, BuenaVistaServer, BVBuffer, ServerResponse
 
 from dbrouter.access import AccessError, AccessPolicy, LoginThrottle, check_scopable, restrict
-from dbrouter.errors import DbrouterError
+from dbrouter.errors import ServeError
 from dbrouter.feedback.log import ClientBudget
 from dbrouter.kb.connect import connect, route_path_ddl
 from dbrouter.serve import (
@@ -82,10 +82,6 @@ _ANY_PARAM = re.compile(r"\b(?:ANY|ALL)\s*\(\s*\$(\d+)\s*\)", re.IGNORECASE)
 SSL_REQUEST, GSSENC_REQUEST, CANCEL_REQUEST = 80877103, 80877104, 80877102
 
 logging.getLogger("buenavista").setLevel(logging.CRITICAL)  # it logs every refused query as a traceback
-
-
-class ServeError(DbrouterError):
-    """The endpoint cannot start as asked (host, port, password)."""
 
 
 @dataclass(frozen=True)

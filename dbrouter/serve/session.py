@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from buenavista.core import BVType, Session, SimpleQueryResult
 
-from dbrouter.errors import USER_ERRORS, DbrouterError
+from dbrouter.errors import USER_ERRORS, QueryRefused
 from dbrouter.execute.guard import UnsafeSQL, check_read_only
 from dbrouter.feedback.log import append, from_sql_call
 from dbrouter.serve import MAX_CURSORS, MAX_RESULT_BYTES
@@ -59,14 +59,6 @@ _CLOSE = re.compile(rf"^\s*CLOSE\s+(ALL|{_NAME})\s*;?\s*$", re.IGNORECASE)
 _SHOW_TABLES = re.compile(r"^\s*SHOW\s+(ALL\s+)?TABLES\s*;?\s*$", re.IGNORECASE)
 TABLES_SQL = ("SELECT table_name AS name FROM information_schema.tables WHERE table_schema = current_schema() "
               "ORDER BY 1")
-
-
-class QueryRefused(DbrouterError):
-    """A query the endpoint answers with an ErrorResponse; ``sqlstate`` is its Postgres error code."""
-
-    def __init__(self, message: str, sqlstate: str) -> None:
-        super().__init__(message)
-        self.sqlstate = sqlstate
 
 
 def _name(raw: str) -> str:

@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-from dbrouter.errors import DbrouterError
+from dbrouter.errors import StatementRefused
 from dbrouter.serve.pgtypes import TYPES, type_oid
 
 ROW_GENERATORS = frozenset({"unnest", "range", "generate_series", "generate_subscripts", "json_each", "json_tree",
@@ -45,15 +45,6 @@ MAX_UDF_CALLS = 32
 """Calls of routing entry points and embedding UDFs written in one statement (each is one question's work)."""
 
 _RESTRICTED_REF_TYPES = frozenset({"BASE_TABLE", "TABLE_FUNCTION", "SUBQUERY", "JOIN", "EMPTY", "EXPRESSION_LIST"})
-
-
-class StatementRefused(DbrouterError):
-    """The statement names something the endpoint does not serve to this session; ``sqlstate`` is
-    the Postgres error code (42501 permission denied, 25006 read-only, 54000 too complex)."""
-
-    def __init__(self, message: str, sqlstate: str) -> None:
-        super().__init__(message)
-        self.sqlstate = sqlstate
 
 
 @dataclass(frozen=True)

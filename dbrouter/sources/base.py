@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Protocol
 
 from dbrouter import settings
-from dbrouter.errors import DbrouterError, SourcesConfigError
+from dbrouter.errors import NoDataSource, SourcesConfigError
 
 SAMPLE_SCAN_ROWS = 10000
 INGEST_STATEMENT_SECONDS = 30.0
@@ -160,18 +160,6 @@ class SourcesConfig:
     sample_values: int = 5
     sample_value_chars: int = 60
     origin: Path | None = None
-
-
-class NoDataSource(DbrouterError):
-    """The database has no executable source (e.g. it was ingested from a schema JSON file).
-
-    Attributes:
-        dialect: the sqlglot dialect SQL for it is still written in (None: the schema-only default).
-    """
-
-    def __init__(self, message: str, dialect: str | None = None) -> None:
-        super().__init__(message)
-        self.dialect = dialect
 
 
 @dataclass(frozen=True)
@@ -340,7 +328,6 @@ class SourceType(Protocol):
         ...
 
 
-
 class FileSource:
     """A source type whose databases are single files (``path`` or ``glob``, one database a file),
     on which SQL runs directly. A subclass names its type and gives the two readers.
@@ -479,7 +466,6 @@ def snapshot_digest(source_type: str, snap) -> str:
                [[c.name, c.data_type, c.is_primary_key, c.description] for c in t.columns]] for t in snap.tables]
     keys = sorted([fk.table, fk.column, fk.ref_table, fk.ref_column or ""] for fk in snap.foreign_keys)
     return digest([source_type, tables, keys])
-
 
 
 def label_of(name: str) -> str:

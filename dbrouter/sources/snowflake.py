@@ -19,7 +19,7 @@ import os
 from pathlib import Path
 from typing import Any, ClassVar
 
-from dbrouter.errors import DbrouterError, SourceError, SourcesConfigError
+from dbrouter.errors import SnowflakeConfigError, SourceError, SourcesConfigError
 from dbrouter.sources.base import (
     ColumnInfo,
     DatabaseSnapshot,
@@ -47,10 +47,6 @@ SNOWFLAKE_SETTINGS = ("database", "schemas", "account", "user", "role", "warehou
 SNOWFLAKE_SECRETS = ("password", "private_key", "private_key_path", "private_key_passphrase", "token")
 
 
-class SnowflakeConfigError(DbrouterError):
-    """Snowflake connection settings are missing or the Snowflake client is not installed."""
-
-
 def connector():
     """The ``snowflake.connector`` module.
 
@@ -63,7 +59,6 @@ def connector():
         raise SnowflakeConfigError("snowflake-connector-python is not installed: run `make setup` "
                                    "(or pip install -e '.[snowflake]')") from exc
     return snowflake.connector
-
 
 
 def connect_kwargs(spec: SourceSpec, env: dict[str, str] | None = None) -> dict[str, Any]:
@@ -235,7 +230,6 @@ def _snowflake_spec(entry: dict[str, Any], where: str) -> SourceSpec:
                       tuple(exclude), settings)
 
 
-
 def fingerprint_snowflake(spec: SourceSpec, db_id: str) -> str:
     """Hash of a Snowflake source's schema: tables, comments, columns, types, keys (no rows read).
 
@@ -250,7 +244,6 @@ def fingerprint_snowflake(spec: SourceSpec, db_id: str) -> str:
         SourceError: the database cannot be reached or listed.
     """
     return snapshot_digest("snowflake", read_snowflake(spec, db_id, 0, 0))
-
 
 
 class SnowflakeSource:

@@ -171,3 +171,19 @@ def test_readme_layout_lists_exactly_the_tree():
     covered = {p for p in listed if not p.endswith("/")} | {p for p in listed if p.endswith("/")}
     missing = sorted((modules | folders) - covered)
     assert missing == [], f"docs/layout.md does not list: {missing}"
+
+
+def test_error_classes_live_in_dbrouter_errors():
+    """Every subclass of dbrouter's errors is defined in dbrouter/errors.py (the hierarchy is its docstring)."""
+    import dbrouter.errors as errors
+
+    ours = {name for name, obj in vars(errors).items() if isinstance(obj, type) and issubclass(obj, Exception)}
+    elsewhere = []
+    for name, path in _modules().items():
+        if name == "dbrouter.errors" or not name.startswith("dbrouter"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ClassDef) and any(ast.unparse(b).split(".")[-1] in ours for b in node.bases):
+                elsewhere.append(f"{name}.{node.name}")
+    assert elsewhere == [], f"define these in dbrouter/errors.py: {elsewhere}"
+    assert all(cls in errors.__doc__ for cls in ours - {"EmbedderUnavailable"}), "list every class in the hierarchy"
