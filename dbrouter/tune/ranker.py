@@ -16,7 +16,7 @@ mirror the evaluation settings plus the case a new user meets first:
 
 Every routed question's shortlisted candidates and their signals (``route_query_ranked``'s
 evidence) are cached as JSON lines under the workdir (``--reuse`` reads them back). The
-conditional logit (dbrouter.routing.ranker.fit) is fitted on all settings of all given benchmarks
+conditional logit (dbrouter.tune.fitting.fit) is fitted on all settings of all given benchmarks
 pooled, each setting weighing the same; the script prints train R@1 of the method's order
 (coverage x connectivity, then semantic score) and of the ranker per setting, the same for a
 fit on each benchmark alone applied to the other (the cross-benchmark check), and with
@@ -43,7 +43,7 @@ from dbrouter.eval.abstain import databases_without_withheld
 from dbrouter.eval.benchmark import is_withheld, load_benchmark, split_train
 from dbrouter.eval.kb import build_kb
 from dbrouter.kb.connect import connect
-from dbrouter.routing import ranker
+from dbrouter.tune import fitting
 
 SPARSE_SHARE, SPARSE_EXAMPLES = 0.1, 3
 
@@ -70,7 +70,7 @@ def train_settings(bench, n: int, seed: int = 0) -> dict:
 
 def augment(routed: list, examples, n_databases: int) -> list:
     """Fill the signals a cached features file predates (lex_example, shortlist, has_examples) the
-    way route_signals_step computes them (:func:`dbrouter.routing.ranker.example_word_share`, the shortlist
+    way route_signals_step computes them (:func:`dbrouter.tune.fitting.example_word_share`, the shortlist
     score, whether the database has examples; tests/functional/test_ranker_signals.py checks the
     SQL against it). Signals already present (files written by the current route functions) stay."""
     pairs = [(q.db_id, q.question) for q in examples]
@@ -79,14 +79,14 @@ def augment(routed: list, examples, n_databases: int) -> list:
         share = None
         for c in q.candidates:
             if "lex_example" not in c.signals:
-                share = share if share is not None else ranker.example_word_share(q.question, pairs, n_databases)
+                share = share if share is not None else fitting.example_word_share(q.question, pairs, n_databases)
                 c.signals["lex_example"] = share.get(c.db_id, 0.0)
             c.signals.setdefault("shortlist", c.shortlist_score)
             c.signals.setdefault("has_examples", 1.0 if c.db_id in has else 0.0)
     return routed
 
 
-def route_all(warehouse: Path, questions, setting: str, embedder: str | None) -> list[ranker.RoutedQuestion]:
+def route_all(warehouse: Path, questions, setting: str, embedder: str | None) -> list[fitting.RoutedQuestion]:
     """Route ``questions`` and keep every re-ranked candidate's signals."""
 
     con = connect(warehouse, embedder=embedder)
@@ -96,7 +96,7 @@ def route_all(warehouse: Path, questions, setting: str, embedder: str | None) ->
         for i, q in enumerate(questions, 1):
             rows = con.execute("select db_id, shortlist_rank, evidence from route_query_ranked(?, ?)",
                                [q.question, depth]).fetchall()
-            out.append(ranker.RoutedQuestion(q.db_id, ranker.candidates_from_rows(rows), setting, q.question))
+            out.append(fitting.RoutedQuestion(q.db_id, fitting.candidates_from_rows(rows), setting, q.question))
             if i % 200 == 0:
                 print(f"    routed {i}/{len(questions)} ({time.time() - started:.0f}s)", flush=True)
     finally:
@@ -111,13 +111,13 @@ def collect(bench_path: str, workdir: Path, n: int, embedder: str | None, reuse:
     for setting, (examples, questions) in train_settings(bench, n).items():
         cache = workdir / bench.name / f"{setting}.jsonl"
         if reuse and cache.is_file():
-            out[setting] = augment(ranker.load(cache), examples, len(bench.db_ids))
+            out[setting] = augment(fitting.load(cache), examples, len(bench.db_ids))
             continue
         print(f"[{bench.name} / {setting}] train KB with {len(examples)} examples, routing {len(questions)}", flush=True)
         warehouse = workdir / bench.name / "kb.duckdb"
         build_kb(bench.databases_file, examples, warehouse, embedder, log=lambda m: None)
         out[setting] = route_all(warehouse, questions, setting, embedder)
-        ranker.save(out[setting], cache)
+        fitting.save(out[setting], cache)
     return out
 
 
@@ -129,7 +129,7 @@ def collect_abstention(bench_path: str, workdir: Path, n: int, embedder: str | N
     a, b = split_train(bench)
     kept = [d for d in bench.db_ids if not is_withheld(d)]
     if reuse and cache.is_file():
-        return augment(ranker.load(cache), [q for q in a if not is_withheld(q.db_id)], len(kept))
+        return augment(fitting.load(cache), [q for q in a if not is_withheld(q.db_id)], len(kept))
     rng = random.Random(3)
     inside = [q for q in b if not is_withheld(q.db_id)]
     outside = [q for q in b if is_withheld(q.db_id)]
@@ -140,7 +140,7 @@ def collect_abstention(bench_path: str, workdir: Path, n: int, embedder: str | N
              log=lambda m: None)
     routed = (route_all(warehouse, rng.sample(inside, min(n, len(inside))), "in", embedder)
               + route_all(warehouse, rng.sample(outside, min(n, len(outside))), "out", embedder))
-    ranker.save(routed, cache)
+    fitting.save(routed, cache)
     return routed
 
 
@@ -151,11 +151,11 @@ def choose_abstention(routed: list, weights: dict[str, float], max_cost: float) 
 
     inside = [q for q in routed if q.setting == "in" and q.candidates]
     outside = [q for q in routed if q.setting == "out" and q.candidates]
-    top = lambda q: float(np.max(ranker.score(q, weights)))  # noqa: E731
-    base = ranker.r_at_1(inside, weights)
+    top = lambda q: float(np.max(fitting.score(q, weights)))  # noqa: E731
+    base = fitting.r_at_1(inside, weights)
     best = None
     for theta in sorted({round(top(q), 2) for q in inside + outside}):
-        kept = sum(ranker.top1(q, weights) == q.gold and top(q) >= theta for q in inside) / max(len(inside), 1)
+        kept = sum(fitting.top1(q, weights) == q.gold and top(q) >= theta for q in inside) / max(len(inside), 1)
         refused = sum(top(q) < theta for q in outside) / max(len(outside), 1)
         if base - kept <= max_cost:
             best = (theta, kept, refused)
@@ -172,7 +172,7 @@ def balanced_fit(data: dict[str, dict[str, list]], l2: float, names: tuple[str, 
         for routed in per_setting.values():
             qs += routed
             gw += [1.0 / max(len(routed), 1)] * len(routed)
-    return ranker.fit(qs, l2=l2, group_weights=gw, names=names)
+    return fitting.fit(qs, l2=l2, group_weights=gw, names=names)
 
 
 def report(data: dict[str, dict[str, list]], weights: dict[str, float], label: str) -> None:
@@ -180,7 +180,7 @@ def report(data: dict[str, dict[str, list]], weights: dict[str, float], label: s
     for name, per_setting in data.items():
         for setting, routed in per_setting.items():
             print(f"  {label:<28} {name:<18} {setting:<13} n={len(routed):<5} method order "
-                  f"{ranker.r_at_1(routed, None):.4f}  ranker {ranker.r_at_1(routed, weights):.4f}", flush=True)
+                  f"{fitting.r_at_1(routed, None):.4f}  ranker {fitting.r_at_1(routed, weights):.4f}", flush=True)
 
 
 FITTED = "macros/tuned/fitted_ranker.sql"
@@ -258,9 +258,9 @@ def main() -> None:
             for setting in ("in-domain", "schema-only", "cross-domain"):
                 found = sorted(args.test_features.rglob(f"{name}/{setting}.features.jsonl"))
                 if found:
-                    test = ranker.load(found[0])
+                    test = fitting.load(found[0])
                     print(f"  test {name:<18} {setting:<13} n={len(test):<5} "
-                          + "  ".join(f"{label} {ranker.r_at_1(test, w):.4f}" for label, w in fits.items()))
+                          + "  ".join(f"{label} {fitting.r_at_1(test, w):.4f}" for label, w in fits.items()))
     theta = None
     if args.abstention:
         routed = [q for b in args.benchmark for q in collect_abstention(b, args.workdir, args.n, args.embedder,

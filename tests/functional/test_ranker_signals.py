@@ -11,6 +11,7 @@ import shutil
 import pytest
 
 from dbrouter.routing import ranker
+from dbrouter.tune import fitting
 from tests.conftest import copy_demo, copy_project, run_cli
 
 pytestmark = pytest.mark.slow
@@ -48,7 +49,7 @@ def test_lex_example_signal_matches_its_python_definition(trusting_con, built_kb
     n = kb_con.execute("select count(*) from kb_databases").fetchone()[0]
     for question in ("How many singers do we have?", "Which courses are taught on days MTW by the history department?",
                      "headphones under 100 dollars in stock"):
-        want = ranker.example_word_share(question, _examples(built_kb), n)
+        want = fitting.example_word_share(question, _examples(built_kb), n)
         rows = kb_con.execute("select db_id, evidence from route_query_ranked(?, 10)", [question]).fetchall()
         got = {d: json.loads(e)["signals"] for d, e in rows if json.loads(e)["signals"]}
         assert got, question

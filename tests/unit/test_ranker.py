@@ -5,7 +5,8 @@ import random
 import pytest
 
 from dbrouter.routing import ranker
-from dbrouter.routing.ranker import Candidate, RoutedQuestion
+from dbrouter.tune import fitting
+from dbrouter.tune.fitting import Candidate, RoutedQuestion
 
 
 def _question(gold_signal: float, other_signal: float, noise: float, gold_first: bool) -> RoutedQuestion:
@@ -19,31 +20,31 @@ def test_fit_learns_the_signal_that_separates_gold():
     rng = random.Random(0)
     qs = [_question(rng.uniform(0.5, 1.0), rng.uniform(0.0, 0.4), rng.uniform(0.0, 0.2), rng.random() < 0.5)
           for _ in range(200)]
-    weights = ranker.fit(qs)
+    weights = fitting.fit(qs)
     assert set(weights) == set(ranker.SIGNALS)
     assert weights["lex_name"] > 0 and weights["database"] < 0  # the noisy cosine points the wrong way
-    assert ranker.r_at_1(qs, weights) == 1.0
-    assert ranker.r_at_1(qs, {"database": 1.0}) == 0.0  # the database cosine alone always picks the other
+    assert fitting.r_at_1(qs, weights) == 1.0
+    assert fitting.r_at_1(qs, {"database": 1.0}) == 0.0  # the database cosine alone always picks the other
 
 
 def test_fit_refuses_data_without_a_gold_candidate():
     q = RoutedQuestion("missing", [Candidate("a", {}, 1), Candidate("b", {}, 2)])
     with pytest.raises(ValueError, match="nothing to fit"):
-        ranker.fit([q])
+        fitting.fit([q])
 
 
 def test_top1_ties_go_to_the_better_shortlist_rank_and_method_order_is_kept():
     q = RoutedQuestion("b", [Candidate("a", {"mapped": 1.0}, 2, method_key=(1.0, 0.5)),
                              Candidate("b", {"mapped": 1.0}, 1, method_key=(1.0, 0.9))])
-    assert ranker.top1(q, {"mapped": 1.0}) == "b"
-    assert ranker.top1(q, None) == "b"
-    assert ranker.top1(RoutedQuestion("x", []), {"mapped": 1.0}) is None
+    assert fitting.top1(q, {"mapped": 1.0}) == "b"
+    assert fitting.top1(q, None) == "b"
+    assert fitting.top1(RoutedQuestion("x", []), {"mapped": 1.0}) is None
 
 
 def test_features_file_round_trip(tmp_path):
     qs = [_question(0.9, 0.1, 0.05, True)]
-    ranker.save(qs, tmp_path / "f" / "x.jsonl")
-    back = ranker.load(tmp_path / "f" / "x.jsonl")
+    fitting.save(qs, tmp_path / "f" / "x.jsonl")
+    back = fitting.load(tmp_path / "f" / "x.jsonl")
     assert [c.db_id for c in back[0].candidates] == ["other", "gold"] and back[0].gold == "gold"
     assert back[0].candidates[1].signals == qs[0].candidates[1].signals
 
@@ -52,7 +53,7 @@ def test_candidates_from_rows_keeps_only_reranked_in_shortlist_order():
     from tests.unit.evidence_samples import RERANKED, SHORTLIST_ONLY
 
     rows = [("late", 12, SHORTLIST_ONLY), ("b", 3, RERANKED), ("a", 1, RERANKED)]
-    cands = ranker.candidates_from_rows(rows)
+    cands = fitting.candidates_from_rows(rows)
     assert [c.db_id for c in cands] == ["a", "b"] and cands[0].signals["lex_name"] == 0.8
     assert cands[0].method_key == (1.0, 1.0 + RERANKED["shortlist"]["score"])
 
