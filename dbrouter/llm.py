@@ -95,11 +95,11 @@ class LLMClient:
         return cls(base_url=base,
                    model=settings.get("DBROUTER_LLM_MODEL") or "",
                    api_key=settings.get("DBROUTER_LLM_API_KEY") or "",
-                   timeout=settings.seconds("DBROUTER_LLM_TIMEOUT", LLMUnavailable) or 30.0,
+                   timeout=settings.seconds("DBROUTER_LLM_TIMEOUT", LLMUnavailable),
                    # blank means unset (settings): Path("") would be the current directory
                    cache_dir=Path(settings.get("DBROUTER_LLM_CACHE") or DEFAULT_CACHE),
-                   budget=_env_seconds("DBROUTER_LLM_BUDGET"),
-                   concurrency=max(1, int(_env_seconds("DBROUTER_LLM_CONCURRENCY") or 1)))
+                   budget=settings.limit("DBROUTER_LLM_BUDGET", LLMUnavailable),
+                   concurrency=max(1, int(settings.limit("DBROUTER_LLM_CONCURRENCY", LLMUnavailable) or 1)))
 
     def _key(self, messages: list[dict], temperature: float = 0.0, sample: int = 0) -> str:
         """The cache key: a hash of model and messages, plus temperature and sample index when not 0.
@@ -272,18 +272,6 @@ def _userinfo_password(base: str) -> str | None:
 
     match = re.match(r"^[A-Za-z][A-Za-z0-9+.\-]*://[^:/@]*:([^@]*)@", base)
     return unquote(match[1]) if match else None
-
-
-def _env_seconds(name: str) -> float | None:
-    """A positive number of seconds from a setting (:mod:`dbrouter.settings`); ``0`` or ``none`` = no limit."""
-    raw = (settings.get(name) or "").lower()
-    if raw in ("0", "none", "off"):
-        return None
-    try:
-        value = float(raw)
-    except ValueError:
-        raise LLMUnavailable(f"{name}={raw!r} is not a number of seconds (e.g. 120, or 0 for no limit)") from None
-    return value if value > 0 else None
 
 
 def ask_parsed(llm: LLMClient, system: str, user: str, parse: Callable[[str], T | None]) -> T | None:

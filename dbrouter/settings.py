@@ -125,31 +125,51 @@ def default_seconds(name: str) -> float:
     return float(BY_NAME[name].default or "nan")
 
 
-def seconds(name: str, error: type[DbrouterError] = DbrouterError, unlimited: bool = False) -> float | None:
+def seconds(name: str, error: type[DbrouterError] = DbrouterError) -> float:
     """A positive number of seconds from a variable (its default when unset or blank).
 
     Args:
-        name: a name of :data:`SETTINGS`.
+        name: a name of :data:`SETTINGS` whose default is a positive number.
         error: the error raised for a malformed value.
-        unlimited: accept ``0`` or ``none`` as "no limit" (returned as None).
 
     Returns:
-        The seconds (None: no limit).
+        The seconds.
 
     Raises:
-        error: the value is not a positive number (nor a "no limit" where that is accepted).
+        error: the value is not a positive number.
     """
     value = get(name)
-    if unlimited and (value or "").lower() in ("0", "none"):
-        return None
     try:
         number = float(value) if value is not None else 0.0
     except ValueError:
         number = 0.0
     if not number > 0:
-        raise error(f"{name} must be a positive number of seconds{' (or 0/none: no limit)' if unlimited else ''}, "
-                    f"not {value!r}")
+        raise error(f"{name} must be a positive number of seconds, not {value!r}")
     return number
+
+
+def limit(name: str, error: type[DbrouterError] = DbrouterError) -> float | None:
+    """A limit from a variable (its default when unset or blank) where ``0``, ``none`` or ``off``, or
+    any number not above 0, means "no limit".
+
+    Args:
+        name: a name of :data:`SETTINGS`.
+        error: the error raised for a value that is not a number.
+
+    Returns:
+        The limit, or None for no limit.
+
+    Raises:
+        error: the value is not a number.
+    """
+    raw = (get(name) or "").lower()
+    if raw in ("0", "none", "off"):
+        return None
+    try:
+        value = float(raw)
+    except ValueError:
+        raise error(f"{name}={raw!r} is not a number of seconds (e.g. 120, or 0 for no limit)") from None
+    return value if value > 0 else None
 
 
 def configuration_markdown() -> str:

@@ -214,7 +214,7 @@ def sql_budget() -> float:
     Raises:
         DbrouterError: the variable is not a positive number of seconds.
     """
-    return settings.seconds("DBROUTER_ASK_SQL_BUDGET") or SQL_BUDGET
+    return settings.seconds("DBROUTER_ASK_SQL_BUDGET")
 
 
 def _check(target, sql: str, dialect: str, timeout: float, deadline: float | None = None

@@ -48,8 +48,8 @@ class QueryClock:
     """
 
     def __init__(self) -> None:
-        self.statement_seconds = settings.seconds("DBROUTER_INGEST_STATEMENT_TIMEOUT", SourcesConfigError) or 0.0
-        self.database_seconds = settings.seconds("DBROUTER_INGEST_DATABASE_TIMEOUT", SourcesConfigError) or 0.0
+        self.statement_seconds = settings.seconds("DBROUTER_INGEST_STATEMENT_TIMEOUT", SourcesConfigError)
+        self.database_seconds = settings.seconds("DBROUTER_INGEST_DATABASE_TIMEOUT", SourcesConfigError)
         self.database_deadline = time.monotonic() + self.database_seconds
         self.deadline = float("inf")
         self.fired = False

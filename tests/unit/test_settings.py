@@ -10,7 +10,7 @@ from dbrouter import settings
 from dbrouter.errors import DbrouterError
 from tests.conftest import ROOT
 
-READS = re.compile(r"""(?:settings\.(?:get|env|seconds|default_seconds)\(|environ\.get\(|environ\[|env_var\()\s*["'](DBROUTER_[A-Z0-9_]+)""")
+READS = re.compile(r"""(?:settings\.(?:get|env|seconds|limit|default_seconds)\(|environ\.get\(|environ\[|env_var\()\s*["'](DBROUTER_[A-Z0-9_]+)""")
 
 
 def _files():
@@ -54,8 +54,14 @@ def test_seconds_default_bad_value_and_unlimited(monkeypatch):
     monkeypatch.setenv("DBROUTER_LLM_TIMEOUT", "soon")
     with pytest.raises(DbrouterError, match="DBROUTER_LLM_TIMEOUT must be a positive number of seconds"):
         settings.seconds("DBROUTER_LLM_TIMEOUT")
-    monkeypatch.setenv("DBROUTER_LLM_BUDGET", "none")
-    assert settings.seconds("DBROUTER_LLM_BUDGET", unlimited=True) is None
+    for no_limit in ("none", "off", "0", "-5"):
+        monkeypatch.setenv("DBROUTER_LLM_BUDGET", no_limit)
+        assert settings.limit("DBROUTER_LLM_BUDGET") is None
+    monkeypatch.delenv("DBROUTER_LLM_BUDGET")
+    assert settings.limit("DBROUTER_LLM_BUDGET") == 120.0
+    monkeypatch.setenv("DBROUTER_LLM_BUDGET", "soon")
+    with pytest.raises(DbrouterError, match="DBROUTER_LLM_BUDGET='soon' is not a number of seconds"):
+        settings.limit("DBROUTER_LLM_BUDGET")
 
 
 def test_the_constants_the_bounds_name_are_the_table_defaults():
