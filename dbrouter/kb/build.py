@@ -306,9 +306,10 @@ def build_atomically(config: SourcesConfig, warehouse: str | Path, embedder: str
     warehouse's build (:mod:`dbrouter.kb.inputs`: the rows read from the sources, the kept tables
     and pending changes, the dbt project, the embedder, the software), the warehouse is left as it
     is without copying it or running dbt (``force`` rebuilds regardless). A reader that has the
-    warehouse open keeps reading the old file until it reconnects (see the module docstring). While this runs, SIGTERM
-    is turned into :class:`~dbrouter.kb.dbt_runner.Interrupted` so the temporary file is cleaned up;
-    a SIGKILL leaves it behind for the next build to delete, and dbt dies with this process.
+    warehouse open keeps reading the old file until it reconnects (see the module docstring). While
+    this runs, SIGTERM is turned into :class:`~dbrouter.kb.dbt_runner.Interrupted` so the temporary
+    file is cleaned up; a SIGKILL leaves it behind for the next build to delete, and dbt dies with
+    this process.
 
     Args:
         config: the parsed sources file.
@@ -392,9 +393,9 @@ def _build(config: SourcesConfig, warehouse: Path, embedder: str | None, progres
         collected = read_sources(config, progress)
         inputs = build_inputs(collected.rows, guard, warehouse, resolve_embedder_name(embedder))
         recorded = recorded_inputs(guard) if guard is not None else None
-        changed = inputs.changed_since(recorded[0] if recorded else None)
+        changed = list(inputs.parts) if force else inputs.changed_since(recorded[0] if recorded else None)
         since = recorded[1] if recorded else None
-        if guard is not None and not changed and not force:
+        if guard is not None and not changed:
             report = ingest_report(collected, user_statements(guard), 0.0)
             if on_ingested:
                 on_ingested(report)
@@ -447,4 +448,4 @@ def _build(config: SourcesConfig, warehouse: Path, embedder: str | None, progres
         os.close(lock_fd)
     return BuildResult(warehouse=warehouse, ingest=report, databases=databases, replaced=replaced,
                        dbt_seconds=dbt_seconds, seconds=time.time() - started, removed_stale=removed,
-                       changed=changed if replaced and not force else list(inputs.parts), since=since)
+                       changed=changed, since=since)
