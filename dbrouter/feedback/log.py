@@ -300,7 +300,7 @@ def from_sql_call(sql: str, params, table, error: str | None, seconds: float, us
     Statements that call no routing or retrieval function (catalog probes of BI tools, plain reads)
     are not logged. The question is the call's string literal, or else the statement's first text
     parameter; the ranking is read from the result: its ``db_id`` column, or ``route_query``'s one
-    value, or ``route_query_json``'s ranking.
+    value, or the ranking of ``route_query_json`` (``route_query_json_mapped``).
 
     Args:
         sql: the statement as the client sent it.
@@ -340,7 +340,7 @@ def from_sql_call(sql: str, params, table, error: str | None, seconds: float, us
         if function == "route_query":
             entry.ranking = [value] if isinstance(value, str) else []
             entry.abstained = value is None
-        elif function == "route_query_json" and isinstance(value, str):
+        elif function in ("route_query_json", "route_query_json_mapped") and isinstance(value, str):
             try:
                 obj = json.loads(value)
             except json.JSONDecodeError:

@@ -74,6 +74,10 @@ def route(con, question: str | None, k: int = 5) -> RouteResult:
         EvidenceError: the warehouse's evidence JSON lacks a key this version reads.
     """
     raw = con.execute("select route_query_json(?, ?)", [question, int(k)]).fetchall()[0][0]
+    return _from_json(question, raw)
+
+
+def _from_json(question: str | None, raw: str) -> RouteResult:
     data = json.loads(raw)
     cands = [RouteCandidate(int(c["rank"]), c["db_id"], _score(c["score"]), RouteEvidence.from_json(c["evidence"]))
              for c in data.get("ranking") or []]
@@ -84,8 +88,8 @@ def route_with_llm(con, llm, question: str | None, k: int = 5, shortlist_k: int 
                    ) -> tuple[RouteResult, MappingReport]:
     """Route with LLM phrase mappings for the shortlisted databases (the method's step 2).
 
-    The shortlist and the scoring (the learned ranker over the candidates' signals) stay in SQL
-    (``route_query_ranked_mapped``); only the mapping comes from the LLM. A database whose answer
+    The shortlist, the scoring (the learned ranker over the candidates' signals) and the reason of
+    an abstention stay in SQL (``route_query_json_mapped``); only the mapping comes from the LLM. A database whose answer
     is malformed twice keeps the non-LLM mapping, and the report says so. When the LLM maps no
     database at all (unreachable, too slow, malformed everywhere) the result is exactly the
     ``--no-llm`` ranking (:func:`route`), evidence marked ``embedding (LLM fallback)``.
@@ -118,46 +122,13 @@ def route_with_llm(con, llm, question: str | None, k: int = 5, shortlist_k: int 
         by_db.update({db: fallback[db] for db in report.fallback if db in fallback})
     payload = json.dumps([{"db_id": m.db_id, "phrase": m.phrase, "table_name": m.table_name,
                            "column_name": m.column_name} for ms in by_db.values() for m in ms])
-    rows = con.execute("select rank, db_id, score, evidence from route_query_ranked_mapped(?, ?, ?, ?)",
-                       [question, payload, int(k), depth]).fetchall()
-    cands = [RouteCandidate(int(r), d, _score(s), RouteEvidence.from_json(e)) for r, d, s, e in rows]
-    for c in cands:
+    raw = con.execute("select route_query_json_mapped(?, ?, ?, ?)", [question, payload, int(k), depth]).fetchall()[0][0]
+    result = _from_json(question, raw)
+    for c in result.candidates:
         if c.evidence.reranked:
             by = "llm" if c.db_id in report.mapped_by_llm else "embedding (LLM fallback)"
             c.evidence = replace(c.evidence, mapped_by=by)
-    abstained = bool(cands and cands[0].evidence.abstain)
-    reason = ("no databases in the knowledge base" if not cands else
-              abstain_reason(cands[0]) if abstained else None)
-    return RouteResult(question, cands, reason, abstained), report
-
-
-def abstain_reason(best: RouteCandidate) -> str:
-    """Why routing refused, in route_query_json's words, for a ranking built outside it.
-
-    Args:
-        best: the first-ranked candidate, whose evidence says which test refused.
-
-    Returns:
-        One sentence naming the test and its threshold.
-    """
-    ev = best.evidence
-    first = ev.shortlist.score if ev.shortlist else None
-    if ev.abstain_test == "vocabulary":
-        return (f"no database here is about this: none of the question's {ev.content_words} content words is in "
-                "the vocabulary of the databases you may see (kb_vocabulary)")
-    if ev.abstain_test == "intent":
-        return (f"this does not read as a question about data: the intent probe scored it {ev.intent_score}, "
-                f"below {ev.intent_floor} (dbrouter__intent_probe)")
-    if ev.abstain_test == "example_floor":
-        return (f"no database matches confidently: the best, {best.db_id}, scored {first} on the first ranking, "
-                f"below this knowledge base's floor from its example questions {ev.abstain_floor} "
-                "(kb_routing_calibration.abstain_floor)")
-    if ev.abstain_test == "offtopic_floor":
-        return (f"no database matches confidently: the best, {best.db_id}, scored {first} on the first ranking, "
-                f"below what a typical off-topic question scores on this knowledge base, {ev.offtopic_floor} "
-                "(kb_routing_calibration.offtopic_floor)")
-    return (f"no database matches confidently: the best, {best.db_id}, has ranker score {ev.rank_score}, "
-            "below dbrouter__abstain_below")
+    return result, report
 
 
 def _score(value: Any) -> float | None:

@@ -9,8 +9,9 @@
       (both step-2 variants end in route_mapping_contract, which fixes those two CTEs' columns)
     route_score_step(k)                       steps 3-5   -> (rank, db_id, score, shortlist_rank, shortlist_score, evidence)
 
-  The scalar functions read route_query_ranked of the same path; JSON is read with json_at and
-  built with json_object / json_array_agg, so the result has the same keys on every adapter.
+  The scalar functions read route_query_ranked (route_query_json_mapped: route_query_ranked_mapped)
+  of the same path; JSON is read with json_at and built with json_object / json_array_agg, so the
+  result has the same keys on every adapter.
 
   Args:
     name: the entry point.
@@ -49,7 +50,10 @@ order by c.shortlist_rank, cw.word_index, m.similarity desc nulls last, m.table_
 select case when cast({{ dbrouter.json_at('evidence', ['abstain']) }} as boolean) then null else db_id end
 from {{ dbrouter.call_table_entry_point('route_query_ranked', path, 'question, 1') }}
 where rank = 1
-{%- elif name == 'route_query_json' -%}
+{%- elif name in ('route_query_json', 'route_query_json_mapped') -%}
+{#- one body, so both rankings give their reasons in the same words (Python writes none) -#}
+{%- set ranked = dbrouter.call_table_entry_point('route_query_ranked', path, 'question, k') if name == 'route_query_json'
+    else dbrouter.call_table_entry_point('route_query_ranked_mapped', path, 'question, mappings, k, shortlist_k') -%}
 {%- set best = dbrouter.json_at('r.ranking', [0, 'evidence', 'abstain']) -%}
 {%- set test = dbrouter.json_at('r.ranking', [0, 'evidence', 'abstain_test']) -%}
 {%- set top = dbrouter.json_at('r.ranking', [0, 'db_id']) -%}
@@ -83,7 +87,7 @@ select {{ dbrouter.json_object([
     ('abstained', 'coalesce(cast(' ~ best ~ ' as boolean), false)')]) }}
 from (select coalesce(
     (select {{ dbrouter.json_nest(dbrouter.json_array_agg(dbrouter.json_object([('rank', 'rank'), ('db_id', 'db_id'), ('score', 'score'), ('evidence', 'evidence')]), 'rank')) }}
-     from {{ dbrouter.call_table_entry_point('route_query_ranked', path, 'question, k') }}),
+     from {{ ranked }}),
     {{ dbrouter.json_nest("'[]'") }}) as ranking) as r
 {%- elif name == 'route_shortlist_k' -%}
 {{ dbrouter.get_var('dbrouter__shortlist_k') | int }}

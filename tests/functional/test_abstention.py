@@ -72,6 +72,34 @@ def test_offtopic_questions_are_refused_on_both_paths_with_the_test_that_refused
             assert ev["shortlist"]["score"] < ev["offtopic_floor"] and "offtopic_floor" in out["reason"]
 
 
+def test_the_llm_paths_json_gives_the_same_reasons_in_the_same_words(path_con):
+    """route_query_json_mapped (the ranking over given mappings, `route --llm`) and route_query_json
+    share one body, so the reasons are written once. Before, Python rewrote them for the LLM path
+    and left out the ranker's threshold."""
+    path, con = path_con
+    names = {"vocabulary": "(kb_vocabulary)", "intent": "(dbrouter__intent_probe)",
+             "example_floor": "(kb_routing_calibration.abstain_floor)",
+             "offtopic_floor": "(kb_routing_calibration.offtopic_floor)", "ranker": "below dbrouter__abstain_below ("}
+    refused = 0
+    for question in OFF_TOPIC + [q for q, _ in ANSWERABLE]:
+        plain = json.loads(con.execute(f"select route_query_json_{path}(?)", [question]).fetchone()[0])
+        mapped = json.loads(con.execute(f"select route_query_json_mapped_{path}(?, '[]')", [question]).fetchone()[0])
+        assert set(mapped) == set(plain) and mapped["path"] == path
+        if not plain["ranking"]:
+            assert mapped == plain
+            continue
+        test = mapped["ranking"][0]["evidence"]["abstain_test"]
+        assert mapped["abstained"] == (test is not None)
+        if test is None:
+            assert mapped["reason"] is None
+            continue
+        refused += 1
+        assert mapped["reason"].endswith(names[test]) or names[test] in mapped["reason"], mapped["reason"]
+        if test in ("vocabulary", "intent"):  # the question's own tests: the same words as route_query_json
+            assert mapped["reason"] == plain["reason"], question
+    assert refused >= len(OFF_TOPIC) - 1
+
+
 def test_answerable_questions_are_answered_on_both_paths(path_con):
     path, con = path_con
     for question, gold in ANSWERABLE:

@@ -252,7 +252,8 @@ def test_route_functions_compile_to_snowflake_udfs_over_vectors(sf):
     statements = sqlglot.parse(re.sub(r"\$\$.*?\$\$", "'body'", ddl, flags=re.S), read="snowflake")
     created = {s.this.this.name.lower() for s in statements if isinstance(s, exp.Create)}
     assert created == {"route_shortlist", "route_phrase_mappings", "route_query_ranked", "route_query_ranked_mapped",
-                       "route_shortlist_k", "route_first_stage_k", "route_query", "route_query_json", "retrieve_columns", "retrieve_statements",
+                       "route_shortlist_k", "route_first_stage_k", "route_query", "route_query_json", "route_query_json_mapped",
+                       "retrieve_columns", "retrieve_statements",
                        "retrieve_examples", "route_ranker_weights", "route_abstain_below"}
     bodies = _bodies(ddl)
     assert len(bodies) == len(created)

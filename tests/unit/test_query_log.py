@@ -90,6 +90,8 @@ def test_sql_calls_are_logged_with_their_question_and_ranking():
 
     e = from_sql_call("select route_query_json_sql('q')", None, pa.table({"j": [js]}), None, 0.1, None)
     assert e.tool == "route_query_json" and e.ranking == ["x", "y"]  # a path's own entry point
+    e = from_sql_call("select route_query_json_mapped_udf('q', '[]')", None, pa.table({"j": [js]}), None, 0.1, None)
+    assert e.tool == "route_query_json_mapped" and e.ranking == ["x", "y"] and e.question == "q"
     e = from_sql_call("select route_query_sql('q')", None, pa.table({"r": ["x"]}), None, 0.1, None)
     assert (e.tool, e.chosen) == ("route_query", "x")
 
