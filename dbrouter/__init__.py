@@ -6,7 +6,7 @@ Public helpers::
     con = dbrouter.connect("dbrouter.duckdb")        # DuckDB connection with the UDFs registered
     con.sql("select route_query('How many singers do we have?')")
     dbrouter.route(con, "How many singers do we have?", k=3)
-    dbrouter.route_with_llm(con, dbrouter.LLMClient.from_env(), "How many singers do we have?")  # LLM mapping
+    dbrouter.route(con, "How many singers do we have?", llm=dbrouter.LLMClient.from_env())  # LLM mapping
     dbrouter.retrieve_statements(con, "How many male singers?", "concert_singer")
     dbrouter.retrieve_examples(con, "How many singers are older than 30?", "concert_singer")
     dbrouter.ask(con, "How many singers are older than 30?", llm=dbrouter.LLMClient.from_env())  # SQL + rows
@@ -23,7 +23,6 @@ from typing import Any
 _EXPORTS = {
     "connect": "dbrouter.kb.connect",
     "route": "dbrouter.routing.route",
-    "route_with_llm": "dbrouter.routing.route",
     "RouteCandidate": "dbrouter.routing.route",
     "RouteResult": "dbrouter.routing.route",
     "RouteEvidence": "dbrouter.routing.evidence",

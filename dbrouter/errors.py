@@ -11,6 +11,7 @@ here); ``python_udfs`` imports nothing of dbrouter at all (its one error,
     |- WarehouseError             the warehouse is missing or has no knowledge base
     |- EmbedderMismatch           the connection's embedder is not the KB's
     |- EvidenceError              route evidence JSON of another version (rebuild)
+    |- NoDatabase                 routing gave a step that needs a database none
     |- DbtRunError                `dbt build` failed
     |- BenchmarkError             a benchmark folder is missing files
     |- AccessError                access policy: malformed file, failed authentication
@@ -95,6 +96,14 @@ class NoDataSource(DbrouterError):
 
 class SnowflakeConfigError(DbrouterError):
     """Snowflake connection settings are missing or the Snowflake client is not installed."""
+
+
+# Routing
+
+
+class NoDatabase(DbrouterError):
+    """Routing gave no database to a step that needs one (it abstained or ranked nothing); the
+    message says why, names the closest and how to pass one (``RouteResult.refusal``)."""
 
 
 # The LLM client

@@ -16,6 +16,7 @@ Routing (``route_query``) never calls this: only CLI steps do.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import re
@@ -112,6 +113,16 @@ class LLMClient:
             spec.update(temperature=temperature, sample=sample)
         blob = json.dumps(spec, sort_keys=True)
         return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+    def fresh(self) -> LLMClient:
+        """A client of the same endpoint and settings with its own budget and counters: one per
+        request of a long-running server (the MCP server's tools), whose budget would otherwise
+        run out for good two minutes after the first call.
+
+        Returns:
+            The new client (the cache directory is shared).
+        """
+        return dataclasses.replace(self, stats=LLMStats())
 
     def restart_budget(self) -> None:
         """Start a new time budget (:attr:`budget`) from the next call: one per question of an eval.

@@ -1,7 +1,8 @@
 """From question to answer (``dbrouter ask``): route, link, retrieve, generate, execute.
 
 1. The question is checked (None, empty, longer than the routing's limit, not UTF-8: an error).
-2. Without ``db`` it is routed (:func:`dbrouter.routing.route.route`, top database of 3).
+2. Without ``db`` it is routed (:func:`dbrouter.routing.route.route_database`: ``route``, with the
+   LLM's phrase mapping when ``llm`` is given, as `dbrouter route` does).
 3. Its schema is linked: the LLM-free linker, or the agent (``linker='agent'``, needs an LLM).
 4. Domain statements and examples of that database are retrieved.
 5. With an LLM the SQL is generated (:func:`dbrouter.answer.generate.generate_sql`: candidates repaired
@@ -31,7 +32,7 @@ from dbrouter.linking import LINKERS, MAX_COLUMNS
 from dbrouter.linking.columns import render_schema
 from dbrouter.linking.link import link
 from dbrouter.retrieval import require_database, retrieve_examples, retrieve_statements
-from dbrouter.routing.route import route
+from dbrouter.routing.route import route_database
 from dbrouter.sources.base import NoDataSource
 from dbrouter.textin import MAX_QUESTION_CHARS, check_text
 
@@ -207,7 +208,7 @@ def ask(con, question: str | None, db: str | None = None, linker: str = "retriev
         raise DbrouterError(f"--max-columns must be a whole number of at least 1 (got {max_columns!r})")
     answer = Answer(text, db or "", routed=db is None)
     if db is None:
-        _route(con, answer)
+        _route(con, answer, llm)
     else:
         require_database(con, db)
     target = _target(con, answer)
@@ -220,31 +221,19 @@ def ask(con, question: str | None, db: str | None = None, linker: str = "retriev
     return answer
 
 
-def _route(con, answer: Answer) -> None:
-    """Route the question; an abstention is an error naming the closest databases."""
-    result = route(con, answer.question, k=3)
-    if not result.candidates or result.best is None:
-        raise DbrouterError(abstention_message(result, "answer from"))
-    answer.db_id, answer.routing = result.best, [c.db_id for c in result.candidates]
-
-
-def abstention_message(result, what: str) -> str:
-    """What ``ask``/``link`` say when routing abstains: why, the closest databases, how to force one.
-
-    Args:
-        result: the :class:`dbrouter.routing.route.RouteResult`.
-        what: the action (``answer from``, ``link against``).
-
-    Returns:
-        One line.
-    """
-    reason = result.reason or "routing ranked no database"
-    if not result.candidates:
-        return f"no database to {what}: {reason}"
-    closest = ", ".join(f"{c.db_id} (score {c.score:.3f})" if c.score is not None else c.db_id
-                        for c in result.candidates[:3])
-    return (f"no database to {what}: {reason}. Closest: {closest}. If one of them is right, pass it with "
-            f"--db {result.candidates[0].db_id}")
+def _route(con, answer: Answer, llm) -> None:
+    """Route the question as `dbrouter route` does (with the LLM's phrase mapping when there is one);
+    an abstention is an error naming the closest databases. The mapping's LLM answers are counted."""
+    before = (llm.stats.calls + llm.stats.cache_hits, llm.stats.prompt_tokens, llm.stats.completion_tokens) if llm else None
+    answer.db_id, result = route_database(con, answer.question, "answer from", llm=llm)
+    answer.routing = [c.db_id for c in result.candidates]
+    if llm is not None and before is not None:
+        answer.llm_calls += llm.stats.calls + llm.stats.cache_hits - before[0]
+        answer.prompt_tokens += llm.stats.prompt_tokens - before[1]
+        answer.completion_tokens += llm.stats.completion_tokens - before[2]
+    if result.mapping is not None and result.mapping.fallback:
+        answer.notes.append(f"routing: the LLM's phrase mapping fell back to the embedding mapper for "
+                            f"{', '.join(result.mapping.fallback)}")
 
 
 def _target(con, answer: Answer):

@@ -7,7 +7,7 @@ import json
 
 from dbrouter.cli.common import add_common, connect_kb, positive_int, warehouse_path
 from dbrouter.console import err, shown
-from dbrouter.errors import USER_ERRORS, DbrouterError
+from dbrouter.errors import USER_ERRORS, NoDatabase
 from dbrouter.linking import LINKERS, MAX_COLUMNS
 
 
@@ -34,7 +34,7 @@ def cmd_ask(args) -> int:
             con.close()
     except USER_ERRORS as exc:
         append(log, LogEntry("cli", "ask", args.question, chosen=args.db, status="error", error=str(exc),
-                             abstained="no database to answer from" in str(exc),
+                             abstained=isinstance(exc, NoDatabase),
                              seconds=round(time.perf_counter() - started, 4)))
         err(f"dbrouter: error: {exc}")
         return 1
@@ -60,19 +60,15 @@ def cmd_link(args) -> int:
     """`link`: the tables and columns a question needs, as the prompt-ready schema text (or JSON)."""
     from dbrouter.answer.ask import check_question
     from dbrouter.linking.columns import render_schema
-    from dbrouter.routing.route import route
+    from dbrouter.llm import LLMClient
+    from dbrouter.routing.route import route_database
 
     question = check_question(args.question)
     con = connect_kb(args)
     try:
         db = args.db
-        if db is None:
-            result = route(con, question, k=1)
-            if not result.candidates or result.best is None:
-                from dbrouter.answer.ask import abstention_message
-
-                raise DbrouterError(abstention_message(result, "link against"))
-            db = result.best
+        if db is None:  # routed as `dbrouter route` routes it: with the LLM's mapping when one is configured
+            db, _ = route_database(con, question, "link against", llm=LLMClient.from_env())
             err(f"routed to {db} (pass --db to choose)")
         linked = _linked(con, question, db, args.linker, args.max_columns)
         text = render_schema(con, db, linked.columns)

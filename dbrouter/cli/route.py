@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 def cmd_route(args) -> int:
     from dbrouter.llm import LLMClient
     from dbrouter.routing.ranker import examples_note, kb_weights
-    from dbrouter.routing.route import route, route_with_llm
+    from dbrouter.routing.route import route
 
     questions = args.question or stdin_lines()
     llm = None if args.no_llm else LLMClient.from_env()
@@ -41,13 +41,11 @@ def cmd_route(args) -> int:
         note = examples_note(con) if args.explain else None
         for q in questions:
             started = time.perf_counter()
-            if llm is None:
-                result = route(con, q, args.k)
-            else:
-                result, report = route_with_llm(con, llm, q, args.k)
-                if report.fallback:
-                    err(f"LLM mapping fell back to the embedding mapper for {', '.join(report.fallback)}"
-                         f" ({report.malformed} malformed, {report.llm_errors} errors{': ' + report.notes[0] if report.notes else ''})")
+            result = route(con, q, args.k, llm=llm)
+            report = result.mapping
+            if report is not None and report.fallback:
+                err(f"LLM mapping fell back to the embedding mapper for {', '.join(report.fallback)}"
+                    f" ({report.malformed} malformed, {report.llm_errors} errors{': ' + report.notes[0] if report.notes else ''})")
             append(log, LogEntry("cli", "route", q, ranking=[c.db_id for c in result.candidates], chosen=result.best,
                                  abstained=result.abstained, status="ok" if result.best else "abstained",
                                  error=result.reason, seconds=round(time.perf_counter() - started, 4)))

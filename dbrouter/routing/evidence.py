@@ -91,7 +91,7 @@ class RouteEvidence:
     """Why a database got its rank: shortlist signals and, when re-ranked, steps 2-5.
 
     For ``stage == 'shortlist'`` (below the re-rank depth) every re-rank field is None.
-    ``mapped_by`` is set by :func:`dbrouter.routing.route.route_with_llm` (``llm`` or the fallback).
+    ``mapped_by`` is set by :func:`dbrouter.routing.route.route` with an LLM (``llm`` or the fallback).
     """
 
     stage: str

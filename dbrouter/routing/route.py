@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from dbrouter.errors import NoDatabase
 from dbrouter.routing.evidence import RouteEvidence
 from dbrouter.routing.mapping import MappingReport, embedding_mappings, map_phrases_llm
-
-if TYPE_CHECKING:
-    from dbrouter.routing.mapping import MappingReport
 
 
 @dataclass
@@ -52,20 +50,50 @@ class RouteResult:
     candidates: list[RouteCandidate]
     reason: str | None = None
     abstained: bool = False
+    mapping: MappingReport | None = None
+    """With an LLM: what its phrase mapping did (the databases it mapped, those that fell back)."""
 
     @property
     def best(self) -> str | None:
         """The top-ranked db_id; None for an empty ranking or an abstention (as ``route_query``)."""
         return self.candidates[0].db_id if self.candidates and not self.abstained else None
 
+    def refusal(self, what: str, flag: str = "--db") -> str:
+        """What a step that needs one database says when routing gave none: why, the closest, how to force one.
 
-def route(con, question: str | None, k: int = 5) -> RouteResult:
-    """Rank databases for ``question`` with the warehouse's ``route_query_json``.
+        Args:
+            what: the action (``answer from``, ``link against``).
+            flag: how the caller names a database (``--db`` on the CLI, ``db`` over MCP).
+
+        Returns:
+            One line.
+        """
+        reason = self.reason or "routing ranked no database"
+        if not self.candidates:
+            return f"no database to {what}: {reason}"
+        closest = ", ".join(f"{c.db_id} (score {c.score:.3f})" if c.score is not None else c.db_id
+                            for c in self.candidates[:3])
+        return (f"no database to {what}: {reason}. Closest: {closest}. If one of them is right, pass it with "
+                f"{flag} {self.candidates[0].db_id}")
+
+
+def route(con, question: str | None, k: int = 5, llm=None, shortlist_k: int | None = None) -> RouteResult:
+    """Rank databases for ``question``: the one routing call of the CLI, ``ask``, ``link`` and MCP.
+
+    Without an LLM the warehouse's ``route_query_json`` answers. With one, the LLM maps the
+    question's phrases to the columns of each shortlisted database (the method's step 2) and the
+    warehouse scores those mappings (``route_query_json_mapped``): the shortlist, the ranker and the
+    reasons stay in SQL. A database whose answer is malformed twice keeps the non-LLM mapping;
+    when the LLM maps no database at all (unreachable, too slow, malformed everywhere) the result
+    is exactly the ranking without it, evidence marked ``embedding (LLM fallback)``;
+    ``result.mapping`` says which.
 
     Args:
         con: connection from :func:`dbrouter.connect`.
         question: natural-language question (None/empty give an empty ranking with a reason).
         k: number of candidates.
+        llm: an :class:`dbrouter.llm.LLMClient`, or None (no LLM).
+        shortlist_k: with an LLM, how many shortlisted databases it maps (default: the build's var).
 
     Returns:
         A :class:`RouteResult`.
@@ -73,6 +101,8 @@ def route(con, question: str | None, k: int = 5) -> RouteResult:
     Raises:
         EvidenceError: the warehouse's evidence JSON lacks a key this version reads.
     """
+    if llm is not None and question is not None and str(question).strip():
+        return _route_mapped(con, llm, question, k, shortlist_k)
     raw = con.execute("select route_query_json(?, ?)", [question, int(k)]).fetchall()[0][0]
     return _from_json(question, raw)
 
@@ -84,30 +114,30 @@ def _from_json(question: str | None, raw: str) -> RouteResult:
     return RouteResult(question, cands, data.get("reason"), bool(data.get("abstained")))
 
 
-def route_with_llm(con, llm, question: str | None, k: int = 5, shortlist_k: int | None = None
-                   ) -> tuple[RouteResult, MappingReport]:
-    """Route with LLM phrase mappings for the shortlisted databases (the method's step 2).
-
-    The shortlist, the scoring (the learned ranker over the candidates' signals) and the reason of
-    an abstention stay in SQL (``route_query_json_mapped``); only the mapping comes from the LLM. A database whose answer
-    is malformed twice keeps the non-LLM mapping, and the report says so. When the LLM maps no
-    database at all (unreachable, too slow, malformed everywhere) the result is exactly the
-    ``--no-llm`` ranking (:func:`route`), evidence marked ``embedding (LLM fallback)``.
+def route_database(con, question: str, what: str, llm=None, flag: str = "--db") -> tuple[str, RouteResult]:
+    """Route ``question`` for a step that needs one database (``ask``, ``link``).
 
     Args:
         con: connection from :func:`dbrouter.connect`.
-        llm: an :class:`dbrouter.llm.LLMClient`.
         question: the question.
-        k: number of candidates to return.
-        shortlist_k: how many shortlisted databases to re-rank (default: the build's var).
+        what: the step, for the error (``answer from``, ``link against``).
+        llm: an LLM for the phrase mapping, or None.
+        flag: how the caller names a database in the error.
 
     Returns:
-        (the ranking, the mapping report).
-    """
+        (the best database, the ranking of 3 candidates).
 
+    Raises:
+        NoDatabase: routing abstained or ranked nothing; the message names why and the closest.
+    """
+    result = route(con, question, k=3, llm=llm)
+    if result.best is None:
+        raise NoDatabase(result.refusal(what, flag))
+    return result.best, result
+
+
+def _route_mapped(con, llm, question: str, k: int, shortlist_k: int | None) -> RouteResult:
     report = MappingReport()
-    if question is None or not str(question).strip():
-        return route(con, question, k), report
     depth = int(shortlist_k or default_shortlist_k(con))
     shortlist = [r[0] for r in con.execute("select db_id from route_shortlist(?, ?)", [question, depth]).fetchall()]
     by_db = map_phrases_llm(con, llm, question, shortlist, report)
@@ -116,7 +146,8 @@ def route_with_llm(con, llm, question: str | None, k: int = 5, shortlist_k: int 
         for c in result.candidates:
             if c.evidence.reranked:
                 c.evidence = replace(c.evidence, mapped_by="embedding (LLM fallback)")
-        return result, report
+        result.mapping = report
+        return result
     if report.fallback:  # those databases keep the non-LLM mapping
         fallback = embedding_mappings(con, question, depth)
         by_db.update({db: fallback[db] for db in report.fallback if db in fallback})
@@ -128,7 +159,8 @@ def route_with_llm(con, llm, question: str | None, k: int = 5, shortlist_k: int 
         if c.evidence.reranked:
             by = "llm" if c.db_id in report.mapped_by_llm else "embedding (LLM fallback)"
             c.evidence = replace(c.evidence, mapped_by=by)
-    return result, report
+    result.mapping = report
+    return result
 
 
 def _score(value: Any) -> float | None:

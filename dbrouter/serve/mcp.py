@@ -42,7 +42,7 @@ from dbrouter.access import (
     check_scopable,
     restrict,
 )
-from dbrouter.errors import DbrouterError
+from dbrouter.errors import DbrouterError, NoDatabase
 from dbrouter.feedback.log import ClientBudget, LogEntry, append, log_path
 from dbrouter.linking import MAX_COLUMNS
 
@@ -95,7 +95,7 @@ class Tools:
 
     Args:
         warehouse: the KB file (opened read-only, reopened after a rebuild).
-        llm: the LLM client for ``ask`` (None: not configured).
+        llm: the LLM client for ``ask`` and the phrase mapping of ``route``/``link`` (None: not configured).
     """
 
     def __init__(self, warehouse: Path, llm=None, policy: AccessPolicy | None = None,
@@ -136,6 +136,15 @@ class Tools:
             restrict(con, caller)
             yield con
 
+    def _llm(self):
+        """The configured LLM for one call (its own time budget), or None.
+
+        With an LLM, ``route``, ``link`` and ``ask`` all route with its phrase mapping, as the CLI
+        does, so the three choose the same database for a question; such a call takes a cursor of
+        its own (``_kb(own=True)``) so its wait for the LLM holds no other call up.
+        """
+        return self.llm.fresh() if self.llm is not None else None
+
     def close(self) -> None:
         """Close the warehouse."""
         self.kb.close()
@@ -163,7 +172,7 @@ class Tools:
             out = call()
         except Exception as exc:
             entry.status, entry.error = "error", str(exc)
-            entry.abstained = NO_ACCESSIBLE_DATABASE in str(exc) or "no database to" in str(exc)
+            entry.abstained = isinstance(exc, NoDatabase) or NO_ACCESSIBLE_DATABASE in str(exc)
             raise
         else:
             if tool == "route":
@@ -246,8 +255,9 @@ class Tools:
 
         text = check_question(question)
         k = _bounded(k, "k", 1, MAX_K)
-        with self._kb(caller) as con:
-            result = route(con, text, k=k)
+        llm = self._llm()
+        with self._kb(caller, own=llm is not None) as con:
+            result = route(con, text, k=k, llm=llm)
         reason = result.reason
         if (caller or self.user) is not None and result.best is None:
             reason = NO_ACCESSIBLE_DATABASE + (f" ({reason})" if reason else "")
@@ -266,22 +276,23 @@ class Tools:
         Returns:
             ``{db_id, routed, tables, columns, schema, notes}``.
         """
-        from dbrouter.answer.ask import abstention_message, check_question
+        from dbrouter.answer.ask import check_question
         from dbrouter.linking.columns import render_schema
         from dbrouter.linking.link import link
         from dbrouter.retrieval import require_database
-        from dbrouter.routing.route import route
+        from dbrouter.routing.route import route_database
 
         text = check_question(question)
         max_columns = _bounded(max_columns, "max_columns", 1, MAX_LINK_COLUMNS)
-        with self._kb(caller) as con:
+        llm = self._llm()
+        with self._kb(caller, own=llm is not None) as con:
             if db is None:
-                result = route(con, text, k=3)
-                if result.best is None:
+                try:
+                    db, _ = route_database(con, text, "link against", llm=llm, flag="db")
+                except NoDatabase:
                     if (caller or self.user) is not None:
-                        raise DbrouterError(NO_ACCESSIBLE_DATABASE)
-                    raise DbrouterError(abstention_message(result, "link against").replace("--db", "db"))
-                db = result.best
+                        raise DbrouterError(NO_ACCESSIBLE_DATABASE) from None
+                    raise
                 routed = True
             else:
                 require_database(con, db)
@@ -363,7 +374,7 @@ class Tools:
         from dbrouter.answer.ask import ask
 
         with self._kb(caller, own=True) as con:
-            return ask(con, question, db, llm=self.llm).to_json()
+            return ask(con, question, db, llm=self._llm()).to_json()
 
 
 def build_server(tools: Tools):

@@ -110,3 +110,40 @@ def test_a_hanging_llm_is_bounded_by_the_time_budget(built_kb, tmp_path):
                      env={"DBROUTER_LLM_BASE_URL": ""})
     strip = lambda c: {**c, "evidence": {k: v for k, v in c["evidence"].items() if k != "mapped_by"}}  # noqa: E731
     assert [strip(c) for c in json.loads(proc.stdout)["ranking"]] == json.loads(no_llm.stdout)["ranking"]
+
+
+def test_route_ask_link_and_mcp_choose_the_same_database_with_an_llm(built_kb, tmp_path, monkeypatch):
+    """One routing call (``dbrouter.routing.route.route``) behind every client: with an LLM
+    configured, `route`, `ask`, `link` and the MCP tools all rank with its phrase mapping. Before,
+    `ask`, `link` and MCP ignored the LLM and could answer from another database than `route` named."""
+    from dbrouter.llm import LLMClient
+    from dbrouter.serve.mcp import Tools
+
+    question = "How many singers do we have?"
+
+    def responder(system, user):
+        if "Schema Mapping" in system:  # only concert_singer's schema covers the question, says the LLM
+            return "singers - singer.Name" if _db_of(user) == "concert_singer" else "singers - N/A"
+        return "```sql\nSELECT count(*) FROM singer\n```"
+
+    warehouse = str(built_kb["warehouse"])
+    plain = json.loads(run_cli("route", "--warehouse", warehouse, "--json", "--k", "3", question,
+                               env={"DBROUTER_LLM_BASE_URL": ""}).stdout)["ranking"][0]["db_id"]
+    env = {"DBROUTER_LLM_CACHE": str(tmp_path / "cache"), "DBROUTER_LLM_MODEL": "fake-1"}
+    with FakeLLM(responder) as fake:
+        env["DBROUTER_LLM_BASE_URL"] = fake.base_url
+        routed = json.loads(run_cli("route", "--warehouse", warehouse, "--json", "--k", "3", question,
+                                    env=env).stdout)["ranking"][0]["db_id"]
+        asked = json.loads(run_cli("ask", "--warehouse", warehouse, "--json", question, env=env,
+                                   check=False).stdout)
+        linked = json.loads(run_cli("link", "--warehouse", warehouse, "--json", question, env=env).stdout)["db_id"]
+        for name, value in env.items():
+            monkeypatch.setenv(name, value)
+        tools = Tools(built_kb["warehouse"], LLMClient.from_env(), log=False)
+        try:
+            by_mcp = (tools.route(question)["best"], tools.link(question)["db_id"], tools.ask(question)["db_id"])
+        finally:
+            tools.close()
+    assert plain != "concert_singer"  # without the LLM another database wins: the mapping decided
+    assert routed == asked["db_id"] == linked == "concert_singer" and by_mcp == ("concert_singer",) * 3
+    assert asked["llm_calls"] > 1  # the mapping's answers are counted with the SQL's

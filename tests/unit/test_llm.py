@@ -81,6 +81,22 @@ def test_time_budget_bounds_a_slow_endpoint(tmp_path):
         assert 1 <= answered <= 3 and time.monotonic() - started < 2.5
 
 
+def test_a_fresh_client_has_its_own_budget_and_counters(tmp_path):
+    """A long-running server (the MCP tools) takes one per call: the budget's deadline is absolute,
+    so a shared client refused every call two minutes after its first one."""
+    with FakeLLM(lambda system, user: (_ for _ in ()).throw(Slow(0.4, "late but fine"))) as fake:
+        server = LLMClient(base_url=fake.base_url, model="m", timeout=5.0, cache_dir=tmp_path / "c", budget=1.0)
+        with pytest.raises(LLMUnavailable, match="time budget of 1 s"):
+            for item in range(20):
+                server.complete("s", f"item {item}")
+        call = server.fresh()
+        assert (call.base_url, call.model, call.budget, call.cache_dir) == (server.base_url, "m", 1.0, tmp_path / "c")
+        assert call.complete("s", "a new request") == "late but fine"
+        assert call.stats.calls == 1 and server.stats.calls >= 2
+        with pytest.raises(LLMUnavailable, match="time budget of 1 s"):
+            server.complete("s", "the spent client stays spent")
+
+
 def test_from_env(monkeypatch):
     monkeypatch.delenv("DBROUTER_LLM_BASE_URL", raising=False)
     assert LLMClient.from_env() is None
