@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import base64
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import date, datetime, time
 from decimal import Decimal
 from typing import Any
@@ -28,6 +28,7 @@ from dbrouter.console import shown
 from dbrouter.errors import DbrouterError
 from dbrouter.execute.guard import UnsafeSQL
 from dbrouter.execute.runners import execute, target_for
+from dbrouter.feedback.log import LogEntry
 from dbrouter.linking import LINKERS, MAX_COLUMNS
 from dbrouter.linking.columns import render_schema
 from dbrouter.linking.link import link
@@ -100,6 +101,18 @@ class Answer:
     decided_by: str | None = None
     dialect: str = ""
     llm_failed_calls: int = 0
+
+    def log_entry(self, base: LogEntry) -> LogEntry:
+        """The query-log entry of this answer (:func:`dbrouter.feedback.log.record`).
+
+        Args:
+            base: what the client knew before asking (source, question, user, the database given).
+
+        Returns:
+            ``base`` with the routing, the database answered from, the SQL, the status and error.
+        """
+        return replace(base, ranking=list(self.routing or []), chosen=self.db_id or base.chosen, sql=self.sql,
+                       status=self.status, error=self.error)
 
     def to_json(self) -> dict[str, Any]:
         """The answer as a JSON-safe dict (bytes, dates, Decimal and non-finite floats converted).

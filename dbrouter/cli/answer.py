@@ -7,44 +7,39 @@ import json
 
 from dbrouter.cli.common import add_common, connect_kb, positive_int, warehouse_path
 from dbrouter.console import err, shown
-from dbrouter.errors import USER_ERRORS, NoDatabase
+from dbrouter.errors import USER_ERRORS
 from dbrouter.linking import LINKERS, MAX_COLUMNS
 
 
 def cmd_ask(args) -> int:
     """`ask`: answer a question with SQL. Exit 0 answered, 1 an error, 2 SQL generation needs an LLM,
     3 SQL written but not run (the database has no source SQL runs on)."""
-    import time
-
     import duckdb
 
-    from dbrouter.answer.ask import ask, format_answer
-    from dbrouter.feedback.log import LogEntry, append, log_path
+    from dbrouter.answer.ask import Answer, ask, format_answer
+    from dbrouter.feedback.log import LogEntry, log_path, record
     from dbrouter.llm import LLMClient
 
     log = None if args.no_log else log_path(warehouse_path(args))
-    started = time.perf_counter()
-    try:
+
+    def answered() -> Answer:
         llm = LLMClient.from_env()
         con = connect_kb(args)
         try:
-            answer = ask(con, args.question, args.db, args.linker, llm, args.candidates, args.repair_turns,
-                         args.max_columns)
+            return ask(con, args.question, args.db, args.linker, llm, args.candidates, args.repair_turns,
+                       args.max_columns)
         finally:
             con.close()
+
+    try:
+        answer = record(log, LogEntry("cli", "ask", args.question, chosen=args.db), answered, Answer.log_entry)
     except USER_ERRORS as exc:
-        append(log, LogEntry("cli", "ask", args.question, chosen=args.db, status="error", error=str(exc),
-                             abstained=isinstance(exc, NoDatabase),
-                             seconds=round(time.perf_counter() - started, 4)))
         err(f"dbrouter: error: {exc}")
         return 1
     except duckdb.Error as exc:
         err(f"dbrouter: error: the warehouse query failed: {' '.join(str(exc).split())}. Check the embedder "
             "(the one the knowledge base was built with) or rebuild the warehouse with `dbrouter build`")
         return 1
-    append(log, LogEntry("cli", "ask", answer.question, ranking=list(answer.routing or []), chosen=answer.db_id,
-                         sql=answer.sql, status=answer.status, error=answer.error,
-                         seconds=round(time.perf_counter() - started, 4)))
     print(json.dumps(answer.to_json(), default=str) if args.json else format_answer(answer), flush=True)
     if answer.status == "ok":
         return 0

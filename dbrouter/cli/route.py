@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import time
 from typing import TYPE_CHECKING
 
 from dbrouter import settings
@@ -21,7 +20,7 @@ if TYPE_CHECKING:
 def cmd_route(args) -> int:
     from dbrouter.llm import LLMClient
     from dbrouter.routing.ranker import examples_note, kb_weights
-    from dbrouter.routing.route import route
+    from dbrouter.routing.route import RouteResult, route
 
     questions = args.question or stdin_lines()
     llm = None if args.no_llm else LLMClient.from_env()
@@ -30,7 +29,7 @@ def cmd_route(args) -> int:
                             "DBROUTER_LLM_API_KEY); see docs/setup.md")
     if llm is None and not args.no_llm:
         err("no LLM configured (DBROUTER_LLM_BASE_URL unset): phrase mappings come from the embedding mapper")
-    from dbrouter.feedback.log import LogEntry, append, log_path
+    from dbrouter.feedback.log import LogEntry, log_path, record
 
     # a remote endpoint's questions are logged by its serve; here only where $DBROUTER_LOG says
     remote = bool(args.endpoint or settings.env("DBROUTER_ENDPOINT"))
@@ -40,15 +39,12 @@ def cmd_route(args) -> int:
         weights = kb_weights(con) if args.explain else None
         note = examples_note(con) if args.explain else None
         for q in questions:
-            started = time.perf_counter()
-            result = route(con, q, args.k, llm=llm)
+            result = record(log, LogEntry("cli", "route", q), lambda q=q: route(con, q, args.k, llm=llm),
+                            RouteResult.log_entry)
             report = result.mapping
             if report is not None and report.fallback:
                 err(f"LLM mapping fell back to the embedding mapper for {', '.join(report.fallback)}"
                     f" ({report.malformed} malformed, {report.llm_errors} errors{': ' + report.notes[0] if report.notes else ''})")
-            append(log, LogEntry("cli", "route", q, ranking=[c.db_id for c in result.candidates], chosen=result.best,
-                                 abstained=result.abstained, status="ok" if result.best else "abstained",
-                                 error=result.reason, seconds=round(time.perf_counter() - started, 4)))
             if args.json:
                 print(json.dumps({"question": q, "reason": result.reason, "abstained": result.abstained,
                                   "ranking": [c.to_dict() for c in result.candidates]}))

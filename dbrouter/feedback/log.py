@@ -22,12 +22,15 @@ import re
 import sys
 import threading
 import time
-from collections.abc import Iterator
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
+from typing import TypeVar
 
 from dbrouter import settings
-from dbrouter.errors import DbrouterError
+from dbrouter.errors import DbrouterError, NoDatabase
+
+T = TypeVar("T")
 
 MAX_TEXT = 4000
 """Characters of a question or SQL text kept in a log line."""
@@ -159,6 +162,43 @@ def append(path: Path | None, entry: LogEntry, budget: ClientBudget | None = Non
         _warn_once(path, f"cannot append to the query log {path}: {exc.strerror or exc} (the call itself went on)")
         return False
     return True
+
+
+def record(path: Path | None, base: LogEntry, call: Callable[[], T],
+           entry_of: Callable[[T, LogEntry], LogEntry] | None = None,
+           budget: ClientBudget | None = None, client: str = "") -> T:
+    """Run one call and append its entry, failed or not: the one way a client logs a call.
+
+    Args:
+        path: from :func:`log_path` (None: logging is off; the call still runs).
+        base: what is known before the call (source, tool, question, user, the database or SQL given).
+        call: the call (no arguments).
+        entry_of: the entry of its result, from ``base`` (``RouteResult.log_entry``,
+            ``Answer.log_entry``); None: ``base`` as it is.
+        budget: the journal budget of each client (None: not limited).
+        client: who made the call, counted against ``budget``.
+
+    Returns:
+        The call's result.
+
+    Raises:
+        Whatever the call raised, after logging it (``status`` error; ``abstained`` when routing
+        gave no database).
+    """
+    started = time.perf_counter()
+    entry = base
+    try:
+        out = call()
+    except Exception as exc:
+        entry = replace(base, status="error", error=str(exc), abstained=isinstance(exc, NoDatabase))
+        raise
+    else:
+        if entry_of is not None:
+            entry = entry_of(out, base)
+        return out
+    finally:
+        entry.seconds = round(time.perf_counter() - started, 4)
+        append(path, entry, budget, client)
 
 
 _warned: set[Path] = set()

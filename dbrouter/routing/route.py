@@ -7,6 +7,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from dbrouter.errors import NoDatabase
+from dbrouter.feedback.log import LogEntry
 from dbrouter.routing.evidence import RouteEvidence
 from dbrouter.routing.mapping import MappingReport, embedding_mappings, map_phrases_llm
 
@@ -57,6 +58,18 @@ class RouteResult:
     def best(self) -> str | None:
         """The top-ranked db_id; None for an empty ranking or an abstention (as ``route_query``)."""
         return self.candidates[0].db_id if self.candidates and not self.abstained else None
+
+    def log_entry(self, base: LogEntry) -> LogEntry:
+        """The query-log entry of this routing (:func:`dbrouter.feedback.log.record`).
+
+        Args:
+            base: what the client knew before routing (source, tool, question, user).
+
+        Returns:
+            ``base`` with the ranking, the database chosen, and the reason when there is none.
+        """
+        return replace(base, ranking=[c.db_id for c in self.candidates], chosen=self.best,
+                       abstained=self.best is None, status="ok" if self.best else "abstained", error=self.reason)
 
     def refusal(self, what: str, flag: str = "--db") -> str:
         """What a step that needs one database says when routing gave none: why, the closest, how to force one.

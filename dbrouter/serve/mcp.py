@@ -25,11 +25,10 @@ from __future__ import annotations
 import contextlib
 import hmac
 import threading
-import time
-from collections.abc import Generator
-from dataclasses import dataclass
+from collections.abc import Callable, Generator
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from mcp.server.mcpserver import Context  # the tools' annotation: resolved from this module's globals
 
@@ -43,8 +42,14 @@ from dbrouter.access import (
     restrict,
 )
 from dbrouter.errors import DbrouterError, NoDatabase
-from dbrouter.feedback.log import ClientBudget, LogEntry, append, log_path
+from dbrouter.feedback.log import ClientBudget, LogEntry, log_path, record
 from dbrouter.linking import MAX_COLUMNS
+
+if TYPE_CHECKING:
+    from dbrouter.answer.ask import Answer
+    from dbrouter.routing.route import RouteResult
+
+T = TypeVar("T")
 
 TOOLS = ("list_databases", "describe", "route", "link", "retrieve", "run_sql", "ask")
 """The tools, in the order clients list them (``ask`` only with an LLM configured)."""
@@ -149,8 +154,9 @@ class Tools:
         """Close the warehouse."""
         self.kb.close()
 
-    def logged(self, tool: str, caller: UserAccess | None, call, question: str | None = None,
-               db: str | None = None, sql: str | None = None) -> dict[str, Any]:
+    def logged(self, tool: str, caller: UserAccess | None, call: Callable[[], T], question: str | None = None,
+               db: str | None = None, sql: str | None = None,
+               entry_of: Callable[[T, LogEntry], LogEntry] | None = None) -> T:
         """Run one tool call and append it to the query log (``dbrouter report``), failed or not.
 
         Args:
@@ -160,33 +166,15 @@ class Tools:
             question: the question asked.
             db: the database asked for.
             sql: the SQL given.
+            entry_of: the entry of the call's result (:func:`dbrouter.feedback.log.record`).
 
         Returns:
             The call's result.
         """
         who = caller or self.user
-        started = time.perf_counter()
-        entry = LogEntry("mcp", tool, question if isinstance(question, str) else None,
-                         user=who.name if who else None, chosen=db, sql=sql)
-        try:
-            out = call()
-        except Exception as exc:
-            entry.status, entry.error = "error", str(exc)
-            entry.abstained = isinstance(exc, NoDatabase) or NO_ACCESSIBLE_DATABASE in str(exc)
-            raise
-        else:
-            if tool == "route":
-                entry.ranking = [c["db_id"] for c in out["ranking"]]
-                entry.chosen, entry.abstained = out["best"], out["abstained"] or out["best"] is None
-                entry.status = "ok" if out["best"] else "abstained"
-            elif tool == "link":
-                entry.chosen = out["db_id"]
-            elif tool == "ask":
-                entry.chosen, entry.sql, entry.status = out.get("db_id"), out.get("sql"), out.get("status", "ok")
-            return out
-        finally:
-            entry.seconds = round(time.perf_counter() - started, 4)
-            append(self.log, entry, self.log_budget, entry.user or "")
+        base = LogEntry("mcp", tool, question if isinstance(question, str) else None,
+                        user=who.name if who else None, chosen=db, sql=sql)
+        return record(self.log, base, call, entry_of, self.log_budget, base.user or "")
 
     def list_databases(self, caller: UserAccess | None = None) -> list[dict[str, Any]]:
         """Every database: ``db_id``, description, source type, tables, columns, examples, statements."""
@@ -250,6 +238,10 @@ class Tools:
         Returns:
             ``{best, abstained, reason, ranking: [{rank, db_id, score, evidence}]}``.
         """
+        return self.route_json(self.routed(question, k, caller), caller)
+
+    def routed(self, question: str, k: int = 3, caller: UserAccess | None = None) -> RouteResult:
+        """The ranking behind :meth:`route` (logged as it is)."""
         from dbrouter.answer.ask import check_question
         from dbrouter.routing.route import route
 
@@ -257,7 +249,10 @@ class Tools:
         k = _bounded(k, "k", 1, MAX_K)
         llm = self._llm()
         with self._kb(caller, own=llm is not None) as con:
-            result = route(con, text, k=k, llm=llm)
+            return route(con, text, k=k, llm=llm)
+
+    def route_json(self, result: RouteResult, caller: UserAccess | None = None) -> dict[str, Any]:
+        """:meth:`route`'s answer from the ranking: under a policy, no answer says the caller sees no database."""
         reason = result.reason
         if (caller or self.user) is not None and result.best is None:
             reason = NO_ACCESSIBLE_DATABASE + (f" ({reason})" if reason else "")
@@ -291,7 +286,7 @@ class Tools:
                     db, _ = route_database(con, text, "link against", llm=llm, flag="db")
                 except NoDatabase:
                     if (caller or self.user) is not None:
-                        raise DbrouterError(NO_ACCESSIBLE_DATABASE) from None
+                        raise NoDatabase(NO_ACCESSIBLE_DATABASE) from None
                     raise
                 routed = True
             else:
@@ -371,10 +366,14 @@ class Tools:
         Returns:
             ``ask``'s answer as JSON (``dbrouter ask --json``).
         """
+        return self.answered(question, db, caller).to_json()
+
+    def answered(self, question: str, db: str | None = None, caller: UserAccess | None = None) -> Answer:
+        """The answer behind :meth:`ask` (logged as it is)."""
         from dbrouter.answer.ask import ask
 
         with self._kb(caller, own=True) as con:
-            return ask(con, question, db, llm=self._llm()).to_json()
+            return ask(con, question, db, llm=self._llm())
 
 
 def build_server(tools: Tools):
@@ -388,6 +387,9 @@ def build_server(tools: Tools):
     """
     from mcp.server.mcpserver import MCPServer
     from mcp.server.mcpserver.exceptions import ToolError
+
+    from dbrouter.answer.ask import Answer
+    from dbrouter.routing.route import RouteResult
 
     server = MCPServer("dbrouter", log_level="WARNING", instructions=(
         "dbrouter knows many databases. To answer a data question: route it (which database), link it (the "
@@ -439,7 +441,9 @@ def build_server(tools: Tools):
     def route(question: str, ctx: Context, k: int = 3) -> dict[str, Any]:
         with errors():
             who = caller(ctx)
-            return tools.logged("route", who, lambda: tools.route(question, k, who), question)
+            result = tools.logged("route", who, lambda: tools.routed(question, k, who), question,
+                                  entry_of=RouteResult.log_entry)
+            return tools.route_json(result, who)
 
     @server.tool(description="Link a question to the tables and columns it needs, as a prompt-ready schema (types, "
                              "keys, samples) to write SQL from. db = the database (default: the routed one); "
@@ -448,7 +452,8 @@ def build_server(tools: Tools):
     def link(question: str, ctx: Context, db: str | None = None, max_columns: int = MAX_COLUMNS) -> dict[str, Any]:
         with errors():
             who = caller(ctx)
-            return tools.logged("link", who, lambda: tools.link(question, db, who, max_columns), question, db)
+            return tools.logged("link", who, lambda: tools.link(question, db, who, max_columns), question, db,
+                                entry_of=lambda out, base: replace(base, chosen=out["db_id"]))
 
     @server.tool(description="Retrieve the domain statements (business rules, definitions) and question/SQL "
                              "examples closest to a question, optionally of one database. k = each (1-20).")
@@ -470,7 +475,9 @@ def build_server(tools: Tools):
         def ask(question: str, ctx: Context, db: str | None = None) -> dict[str, Any]:
             with errors():
                 who = caller(ctx)
-                return tools.logged("ask", who, lambda: tools.ask(question, db, who), question, db)
+                answer = tools.logged("ask", who, lambda: tools.answered(question, db, who), question, db,
+                                      entry_of=Answer.log_entry)
+                return answer.to_json()
 
     return server
 

@@ -38,13 +38,14 @@ def test_cli_route_and_ask_are_logged_unless_opted_out(built_kb, tmp_path):
 
 def test_mcp_tool_calls_are_logged_failed_or_not(built_kb, tmp_path, monkeypatch):
     from dbrouter.errors import DbrouterError
+    from dbrouter.routing.route import RouteResult
     from dbrouter.serve.mcp import Tools
 
     log = tmp_path / "mcp.jsonl"
     monkeypatch.setenv("DBROUTER_LOG", str(log))
     tools = Tools(built_kb["warehouse"])
     try:
-        tools.logged("route", None, lambda: tools.route(QUESTION, 3), QUESTION)
+        tools.logged("route", None, lambda: tools.routed(QUESTION, 3), QUESTION, entry_of=RouteResult.log_entry)
         tools.logged("run_sql", None, lambda: tools.run_sql("concert_singer", "select count(*) from singer"), None,
                      "concert_singer", "select count(*) from singer")
         with pytest.raises(DbrouterError):

@@ -9,7 +9,8 @@ import duckdb
 import pyarrow as pa
 import pytest
 
-from dbrouter.feedback.log import LOG_TABLE, LogEntry, append, from_sql_call, read
+from dbrouter.errors import NoDatabase
+from dbrouter.feedback.log import LOG_TABLE, LogEntry, append, from_sql_call, read, record
 from dbrouter.kb.tables import ensure_tables
 from dbrouter.kb.tables import load_query_log as load_into
 
@@ -73,6 +74,36 @@ def test_load_into_resumes_after_the_last_complete_line_in_chunks(tmp_path, monk
     assert load_into(con, log) == 1
     assert [r[0] for r in con.execute(f"select question from {LOG_TABLE} order by logged_at, question").fetchall()] == [
         "q0", "q1", "q2", "q3", "q4", "q5", "q6"]
+
+
+def test_record_logs_each_call_by_its_result_or_its_error(tmp_path):
+    from dbrouter.routing.evidence import RouteEvidence
+    from dbrouter.routing.route import RouteCandidate, RouteResult
+    from tests.unit.evidence_samples import RERANKED
+
+    path = tmp_path / "q.jsonl"
+    ev = RouteEvidence.from_json(RERANKED)
+    ranked = RouteResult("q1", [RouteCandidate(1, "singer", 0.9, ev), RouteCandidate(2, "orchestra", 0.5, ev)])
+    assert record(path, LogEntry("cli", "route", "q1", user="ann"), lambda: ranked, RouteResult.log_entry) is ranked
+    refused = RouteResult("q2", [RouteCandidate(1, "singer", 0.1, ev)], "no database matches confidently", True)
+    record(path, LogEntry("mcp", "route", "q2"), lambda: refused, RouteResult.log_entry)
+
+    def no_database():
+        raise NoDatabase("no database to answer from: ...")
+
+    with pytest.raises(NoDatabase):
+        record(path, LogEntry("cli", "ask", "q3", chosen="given"), no_database)
+    with pytest.raises(ZeroDivisionError):
+        record(path, LogEntry("mcp", "run_sql", None, sql="select 1/0"), lambda: 1 / 0)
+    assert record(None, LogEntry("cli", "route", "q5"), lambda: 5) == 5  # logging off: the call still runs
+    ok, abstained, failed, crashed = list(read(path))
+    assert (ok.source, ok.user, ok.ranking, ok.chosen, ok.status, ok.error) == (
+        "cli", "ann", ["singer", "orchestra"], "singer", "ok", None)
+    assert (abstained.chosen, abstained.abstained, abstained.status) == (None, True, "abstained")
+    assert abstained.error == "no database matches confidently" and abstained.ranking == ["singer"]
+    assert (failed.status, failed.abstained, failed.chosen) == ("error", True, "given")
+    assert (crashed.status, crashed.abstained, crashed.sql) == ("error", False, "select 1/0")
+    assert "division" in crashed.error and all(e.seconds >= 0 for e in (ok, failed, crashed))
 
 
 def test_sql_calls_are_logged_with_their_question_and_ranking():
