@@ -67,6 +67,16 @@ class StepReport:
     skipped_cached: int = 0
     notes: list[str] = field(default_factory=list)
 
+    @property
+    def written(self) -> int:
+        """Rows the step stored in the warehouse (0 for a step that stores nothing)."""
+        return 0
+
+    def summary(self) -> str:
+        """One line for the user."""
+        return (f"{self.malformed} malformed twice, {self.llm_errors} LLM errors, "
+                f"{self.skipped_cached} already done")
+
 
 @dataclass
 class LLMClient:

@@ -162,19 +162,17 @@ def cmd_statements_list(args) -> int:
     return 0
 
 
-def _llm_step(args, step, what: str, select: str) -> int:
-    """Run an LLM step (structuring / describing) and rebuild the models that read its output.
+def _llm_step(args, what: str) -> int:
+    """`statements structure` / `examples describe`: :func:`dbrouter.enrich.run.enrich`, printed.
 
     Args:
         args: the parsed command line (``--db``, ``--redo``, ``--verbose``, warehouse, embedder).
-        step: :func:`dbrouter.enrich.structuring.structure_with_llm` or :func:`dbrouter.enrich.describing.describe_with_llm`.
-        what: what the step produces, for the "no LLM" message.
-        select: the dbt selector rebuilt when the step wrote anything.
+        what: ``statements`` or ``examples`` (:data:`dbrouter.enrich.run.STEPS`).
 
     Returns:
         The exit code (0).
     """
-    from dbrouter.kb.dbt_runner import run_dbt
+    from dbrouter.enrich.run import STEPS, enrich
     from dbrouter.llm import LLMClient
 
     llm = LLMClient.from_env()
@@ -182,24 +180,18 @@ def _llm_step(args, step, what: str, select: str) -> int:
         err(f"no LLM configured (DBROUTER_LLM_BASE_URL is unset): {what} keep the rule-based form "
              "that `dbt build` computes; nothing to do")
         return 0
-    con = connect_kb(args, read_only=False)
-    try:
-        report = step(con, llm, args.db, args.redo, progress=err)
-    finally:
-        con.close()
-    err(report.summary() + f"; LLM calls {llm.stats.calls}, cache hits {llm.stats.cache_hits}")
-    for note in report.notes[:5]:
+    done = enrich(warehouse_path(args), STEPS[what], llm, args.db, args.redo, args.embedder, progress=err,
+                  quiet=not args.verbose)
+    err(done.report.summary() + f"; LLM calls {llm.stats.calls}, cache hits {llm.stats.cache_hits}")
+    for note in done.report.notes[:5]:
         err(f"  {note}")
-    if report.written:
-        run_dbt(["build", "--select", select], warehouse_path(args), args.embedder, quiet=not args.verbose)
-        err(f"rebuilt {select}")
+    if done.rebuilt:
+        err(f"rebuilt {done.rebuilt}")
     return 0
 
 
 def cmd_statements_structure(args) -> int:
-    from dbrouter.enrich.structuring import structure_with_llm
-
-    return _llm_step(args, structure_with_llm, "statements", "int_statements_structured+")
+    return _llm_step(args, "statements")
 
 
 def cmd_examples_add(args) -> int:
@@ -235,9 +227,7 @@ def cmd_examples_add(args) -> int:
 
 
 def cmd_examples_describe(args) -> int:
-    from dbrouter.enrich.describing import describe_with_llm
-
-    return _llm_step(args, describe_with_llm, "examples", "int_examples_described+")
+    return _llm_step(args, "examples")
 
 
 def cmd_retrieve(args) -> int:
