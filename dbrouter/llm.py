@@ -29,6 +29,7 @@ from typing import TypeVar
 
 from dbrouter import settings
 from dbrouter.errors import LLMUnavailable
+from dbrouter.redaction import redact
 
 DEFAULT_CACHE = ".dbrouter/llm-cache"
 """Where answers are cached when ``DBROUTER_LLM_CACHE`` is unset or empty."""
@@ -222,8 +223,6 @@ class LLMClient:
     @property
     def shown_url(self) -> str:
         """The base URL fit for messages: a password or token in it masked."""
-        from dbrouter.sources.url import redact
-
         return redact(self.base_url)
 
     def _scrub(self, text: str) -> str:
@@ -271,8 +270,6 @@ def _check_base_url(base: str) -> None:
             ``#`` or ``@`` unquoted in its password).
     """
     import httpx
-
-    from dbrouter.sources.url import redact
 
     shown = redact(base)
     try:

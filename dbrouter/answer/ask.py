@@ -26,12 +26,12 @@ from typing import Any
 from dbrouter.answer.generate import generate_sql
 from dbrouter.console import shown
 from dbrouter.errors import DbrouterError
-from dbrouter.execute.guard import UnsafeSQL
 from dbrouter.execute.runners import execute, target_for
 from dbrouter.feedback.log import LogEntry
 from dbrouter.linking import LINKERS, MAX_COLUMNS
 from dbrouter.linking.columns import render_schema
 from dbrouter.linking.link import link
+from dbrouter.query.guard import UnsafeSQL
 from dbrouter.retrieval import require_database, retrieve_examples, retrieve_statements
 from dbrouter.routing.route import route_database
 from dbrouter.sources.base import NoDataSource
@@ -125,7 +125,7 @@ class Answer:
         return data
 
     def set_result(self, result) -> None:
-        """Copy an execution result (:class:`dbrouter.execute.results.QueryResult`) into the answer."""
+        """Copy an execution result (:class:`dbrouter.query.results.QueryResult`) into the answer."""
         self.columns, self.rows = list(result.columns), [tuple(r) for r in result.rows]
         self.total_rows, self.truncated = result.total_rows, result.truncated
         if not result.ok:

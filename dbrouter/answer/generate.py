@@ -6,7 +6,7 @@
    target (:func:`dbrouter.execute.runners.execute`); an error, a refusal (:class:`UnsafeSQL`) or a
    malformed reply is sent back in the same conversation, up to ``repair_turns`` times.
 3. **Vote.** Candidates that still fail do not vote. The others are grouped by their execution
-   result (:func:`dbrouter.execute.results.result_key`, ordered when the SQL has an outer ORDER BY); the
+   result (:func:`dbrouter.query.results.result_key`, ordered when the SQL has an outer ORDER BY); the
    largest group wins (``majority``; ``single`` when every voter agrees). A tie between the largest
    groups is broken by pairwise LLM comparisons of their first candidates: each win is a point,
    most points wins (``pairwise``); still tied, the group whose first candidate has the lowest
@@ -24,10 +24,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dbrouter import settings
-from dbrouter.execute.guard import DIALECTS, UnsafeSQL, check_read_only, has_order_by
-from dbrouter.execute.results import format_observation, result_key
 from dbrouter.execute.runners import execute
 from dbrouter.llm import Completion, LLMClient, LLMUnavailable
+from dbrouter.query.guard import DIALECTS, UnsafeSQL, check_read_only, has_order_by
+from dbrouter.query.results import format_observation, result_key
 
 DIALECT_NAMES = DIALECTS
 _FENCE = re.compile(r"```[ \t]*sql[ \t]*\n?(.*?)```", re.IGNORECASE | re.DOTALL)

@@ -10,8 +10,8 @@ knowledge base knows for it instead.
 from __future__ import annotations
 
 from dbrouter.errors import DbrouterError
-from dbrouter.execute.guard import UnsafeSQL, check_read_only
 from dbrouter.execute.runners import check_tables, execute, kb_table_names, target_for
+from dbrouter.query.guard import UnsafeSQL, check_read_only
 from dbrouter.sources.base import NoDataSource, Target
 
 VERIFY_TIMEOUT = 30.0

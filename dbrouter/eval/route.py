@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from dbrouter.console import err
+from dbrouter.eval import routed as routed_questions
 from dbrouter.eval.benchmark import Benchmark, Question, setting_split
 from dbrouter.eval.kb import Log, build_kb, latency
 from dbrouter.eval.publish import Report
@@ -24,7 +25,6 @@ from dbrouter.kb.connect import ROUTE_PATHS, connect
 from dbrouter.routing import ranker
 from dbrouter.routing.evidence import RouteEvidence
 from dbrouter.routing.route import default_shortlist_k
-from dbrouter.tune import fitting
 
 JSON_KEYS = ("r1", "r2", "r3", "map", "n", "shortlist_recall", "p50_ms", "p95_ms", "shortlist_r1", "shortlist_r2",
              "shortlist_r3", "shortlist_map", "shortlist_k", "implied_edge_wins", "errors", "setting", "benchmark", "path",
@@ -109,7 +109,7 @@ class RoutedRanks:
     implied_edge_wins: int = 0
     changed: int = 0
     errors: dict[str, int] = field(default_factory=dict)
-    routed: list[fitting.RoutedQuestion] = field(default_factory=list)
+    routed: list[routed_questions.RoutedQuestion] = field(default_factory=list)
 
 
 def error_category(gold: RouteEvidence | None, top: RouteEvidence, weights: dict[str, float] | None = None) -> str:
@@ -149,7 +149,7 @@ def route_one(con, q: Question, out: RoutedRanks, path: str = "udf", depth: int 
                        [q.db_id, depth, q.question]).fetchall()
     out.final.append(rank_of([r[0] for r in rows], q.db_id))
     out.shortlist.append(rank_of([r[0] for r in sorted(rows, key=lambda r: r[1])], q.db_id))
-    out.routed.append(fitting.RoutedQuestion(q.db_id, fitting.candidates_from_rows([r for r in rows if r[2]]),
+    out.routed.append(routed_questions.RoutedQuestion(q.db_id, routed_questions.candidates_from_rows([r for r in rows if r[2]]),
                                             question=q.question))
     if not rows:
         return
@@ -249,7 +249,7 @@ def eval_route(bench: Benchmark, setting: str, workdir: Path, embedder: str | No
         ranks = evaluate_routing(con, questions, log, path)
         seconds = time.time() - started
         features = workdir / f"{setting}{'.sql' if path == 'sql' else ''}{'.values' if values else ''}.features.jsonl"
-        fitting.save(ranks.routed, features)
+        routed_questions.save(ranks.routed, features)
         log(f"[{bench.name} / {setting}] candidates' signals written to {features}")
         p50, p95 = latency(con, [q.question for q in questions], function=f"route_query_{path}")
         depth = default_shortlist_k(con)

@@ -7,7 +7,7 @@ database given, only databases with a loaded dump - the schema is linked (LLM-fr
 and examples are retrieved (a BIRD question's ``evidence`` is added as a statement), the SQL is
 generated against that database (:func:`dbrouter.answer.generate.generate_sql`), and the gold and the
 predicted SQL are both executed. A question is correct when the result sets are equal:
-order-insensitive unless the gold SQL has an outer ORDER BY (:func:`dbrouter.execute.results.result_key`).
+order-insensitive unless the gold SQL has an outer ORDER BY (:func:`dbrouter.query.results.result_key`).
 
 Skipped (and counted by reason, never scored): questions of databases without a loaded dump, of
 databases whose dump has no rows, and questions whose gold SQL fails on the dump.
@@ -27,12 +27,12 @@ from dbrouter.eval.benchmark import Benchmark, Question
 from dbrouter.eval.dumps import load_dumps, targets
 from dbrouter.eval.kb import Log, build_kb
 from dbrouter.eval.publish import Report
-from dbrouter.execute.guard import UnsafeSQL, has_order_by
-from dbrouter.execute.results import result_key
 from dbrouter.execute.runners import execute
 from dbrouter.kb.connect import connect
 from dbrouter.linking.columns import render_schema
 from dbrouter.linking.linker import link_schema
+from dbrouter.query.guard import UnsafeSQL, has_order_by
+from dbrouter.query.results import result_key
 from dbrouter.retrieval import retrieve_examples, retrieve_statements
 
 COMPARE_ROW_CAP = 100_000

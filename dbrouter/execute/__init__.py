@@ -1,5 +1,4 @@
-"""Between routing and linking: running one read-only SELECT on a source, used by linking, answer,
-serve, the CLI and eval. The read-only guard (:mod:`~dbrouter.execute.guard`), the runners that
-execute on each source type (:mod:`~dbrouter.execute.runners`) and the results they return
-(:mod:`~dbrouter.execute.results`).
+"""Running one read-only SELECT on a database of the knowledge base, used by linking, answer,
+serve, the CLI and eval (:mod:`~dbrouter.execute.runners`: its target, the guard of
+:mod:`dbrouter.query`, then its source type's ``run``).
 """

@@ -5,7 +5,7 @@ question, every table name and the top-``n`` retrieved columns (also the initial
 each turn answers ``<think>...</think><actions>...</actions>`` with actions:
 
 * ``@explore_schema(sql)`` / ``@verify_schema(sql)`` - one read-only SELECT on the database
-  (observation: the R_SQL text of :func:`dbrouter.execute.results.format_observation`);
+  (observation: the R_SQL text of :func:`dbrouter.query.results.format_observation`);
 * ``@retrieve_schema(text)`` - the top-``m`` columns for ``text`` among those not seen yet;
 * ``@add_schema(t.c; t2.c2)`` - add columns to the linked schema (never alone in a turn);
 * ``@stop()`` (or ``@stop_action()``) - end the dialogue.
@@ -22,13 +22,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
 from dbrouter.errors import AgentConfigError, DbrouterError
-from dbrouter.execute.results import format_observation
 from dbrouter.execute.runners import execute
 from dbrouter.linking import columns
 from dbrouter.linking.columns import SchemaColumn
 from dbrouter.linking.linker import LinkedSchema, link_schema
 from dbrouter.linking.prompts import FORMAT_HELP, agent_prompt
 from dbrouter.llm import Completion, LLMUnavailable
+from dbrouter.query.results import format_observation
 
 if TYPE_CHECKING:
     from dbrouter.sources.base import Target

@@ -85,7 +85,7 @@ EXPLORE_EXAMPLES = {
                "SELECT * FROM orders LIMIT 5",
                "SELECT DISTINCT status FROM orders WHERE status ILIKE '%ship%' LIMIT 5"],
 }
-"""Example exploration queries per dialect (each must pass :func:`dbrouter.execute.guard.check_read_only`;
+"""Example exploration queries per dialect (each must pass :func:`dbrouter.query.guard.check_read_only`;
 SQLite's PRAGMA and pragma functions are refused, so column names come from ``SELECT * ... LIMIT 5``)."""
 
 EXPLORE_NOTES = {"sqlite": " PRAGMA statements and pragma_* functions are not allowed."}

@@ -8,7 +8,7 @@ plugs dbrouter in behind it:
   :func:`dbrouter.kb.connect.use_route_path`, and the Postgres catalog objects BI tools read, see
   :mod:`dbrouter.serve.catalog`), with external access off and the configuration locked: sessions
   run in parallel;
-- only one read-only SELECT reaches DuckDB (:func:`dbrouter.execute.guard.check_read_only`), or a
+- only one read-only SELECT reaches DuckDB (:func:`dbrouter.query.guard.check_read_only`), or a
   session statement (``PREPARE``/``EXECUTE``, ``DECLARE``/``FETCH``/``CLOSE``, probes: see
   :mod:`dbrouter.serve.session`); anything else comes back as an ErrorResponse naming the reason,
   and the session goes on;

@@ -21,13 +21,13 @@ from __future__ import annotations
 import contextlib
 import re
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from buenavista.core import BVType, Session, SimpleQueryResult
 
 from dbrouter.errors import USER_ERRORS, QueryRefused
-from dbrouter.execute.guard import UnsafeSQL, check_read_only
 from dbrouter.feedback.log import append, from_sql_call
+from dbrouter.query.guard import UnsafeSQL, check_read_only
 from dbrouter.serve import MAX_CURSORS, MAX_RESULT_BYTES
 from dbrouter.serve.catalog import SERVER_VERSION, SETTINGS, rewrite
 from dbrouter.serve.statement import Calls
@@ -35,7 +35,26 @@ from dbrouter.serve.wire import TypedResult
 from python_udfs.plugin import UDF_NAMES
 
 if TYPE_CHECKING:
-    from dbrouter.serve.server import KnowledgeBase
+    from pathlib import Path
+
+    from dbrouter.feedback.log import ClientBudget
+
+
+class KnowledgeBase(Protocol):
+    """What a session needs of the warehouse it runs on (:class:`dbrouter.serve.server.KnowledgeBase`):
+    declared here so that this module does not import the server that imports it."""
+
+    timeout: float
+    query_log: Path | None
+    log_budget: ClientBudget
+
+    def query(self, sql: str, params=None, session: KBSession | None = None) -> Any:
+        """Run one checked statement on the session's cursor; the result as a ``pyarrow.Table``."""
+        ...
+
+    def session_view(self, session: KBSession, ddl: str) -> None:
+        """Run one of the session's own ``CREATE TEMP VIEW`` statements on its cursor."""
+        ...
 
 CURSOR_MAX_ROWS = 100_000
 MAX_PREPARED = 1000

@@ -1,6 +1,6 @@
 """What a statement sent to `dbrouter serve` may name, read from DuckDB's own parse of it.
 
-The sqlglot guard (:func:`dbrouter.execute.guard.check_read_only`) refuses writes and names the
+The sqlglot guard (:func:`dbrouter.query.guard.check_read_only`) refuses writes and names the
 reason; this module is the allow-list behind it, and it reads the statement the way the engine
 that runs it does: ``json_serialize_sql`` gives DuckDB's parse tree (only a SELECT serialises),
 and every relation, table function and function in it is checked against what the endpoint

@@ -30,6 +30,7 @@ from typing import Any, ClassVar, Protocol
 
 from dbrouter import settings
 from dbrouter.errors import NoDataSource, SourcesConfigError
+from dbrouter.query.results import QueryResult
 
 SAMPLE_SCAN_ROWS = 10000
 INGEST_STATEMENT_SECONDS = 30.0
@@ -324,6 +325,23 @@ class SourceType(Protocol):
 
         Raises:
             NoDataSource: SQL cannot run on this source (the message says what to do).
+        """
+        ...
+
+    def run(self, target: Target, sql: str, timeout: float, row_cap: int) -> QueryResult:
+        """Run one statement, already checked read-only (:func:`dbrouter.execute.runners.execute`),
+        on a target of this type, on a read-only connection.
+
+        Args:
+            target: from :meth:`target`; sql: the statement; timeout: seconds before it is stopped;
+            row_cap: rows kept (more are counted).
+
+        Returns:
+            The :class:`~dbrouter.query.results.QueryResult`; a database error, a timeout, a
+            missing file or an unreachable server is in its ``error``.
+
+        Raises:
+            NoDataSource: SQL does not run on this type (its :meth:`target` raises it first).
         """
         ...
 

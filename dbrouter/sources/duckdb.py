@@ -8,11 +8,14 @@ putting the build's secrets into the knowledge base.
 
 from __future__ import annotations
 
+import threading
+import time
 from pathlib import Path
 from typing import ClassVar
 
 from dbrouter import settings
-from dbrouter.errors import SourceError
+from dbrouter.errors import SourceError, UnsafeSQL
+from dbrouter.query.results import QueryResult, collect, missing_file, timed_out
 from dbrouter.sources.base import (
     ColumnInfo,
     DatabaseSnapshot,
@@ -22,6 +25,7 @@ from dbrouter.sources.base import (
     QueryClock,
     SourceSpec,
     TableInfo,
+    Target,
     digest,
     label_of,
     quote_ident,
@@ -197,3 +201,81 @@ class DuckdbSource(FileSource):
     def fingerprint_file(self, path: Path) -> str:
         """See :func:`fingerprint_duckdb`."""
         return fingerprint_duckdb(path)
+
+    def run(self, target: Target, sql: str, timeout: float, row_cap: int) -> QueryResult:
+        """See :func:`run_duckdb`."""
+        assert target.path is not None, "a duckdb target carries its file"
+        return run_duckdb(target.path, sql, timeout, row_cap)
+
+
+# ---------------------------------------------------------------------------------------------
+# running SQL (dbrouter.execute.runners.execute checks it first)
+
+def _duckdb_open_error(path: Path, exc: Exception) -> str:
+    text = str(exc)
+    if "lock" in text.lower():
+        return (f"DuckDB file {path} is locked by another process that has it open for writing: close that "
+                f"program (or wait for it to finish) and run the query again ({text})")
+    if "different configuration" in text.lower():
+        return (f"DuckDB file {path} is already open in this process with another configuration (read-write): "
+                f"close that connection first ({text})")
+    return f"cannot open {path} as DuckDB: {text}"
+
+
+def run_duckdb(path: Path, sql: str, timeout: float, row_cap: int, require_select: bool = True) -> QueryResult:
+    """Low-level runner: run ``sql`` on a read-only DuckDB connection (use
+    :func:`dbrouter.execute.runners.execute`, which checks the SQL).
+
+    The file is opened ``read_only=True`` with external access and extension loading disabled and
+    the configuration locked, so a write, ATTACH, COPY or file read that reaches it fails.
+
+    Args:
+        path: the DuckDB file.
+        sql: one statement.
+        timeout: seconds before a timer interrupts the statement.
+        row_cap: rows kept.
+        require_select: also ask DuckDB's own parser that ``sql`` is exactly one SELECT (False only
+            to test the connection's own protection).
+
+    Returns:
+        The :class:`QueryResult` (database errors, refusals and timeouts in ``error``).
+    """
+    import duckdb
+
+    missing = missing_file(path, "DuckDB")
+    if missing:
+        return missing
+    try:
+        con = open_duckdb_source(path)
+    except duckdb.Error as exc:
+        return QueryResult(error=_duckdb_open_error(Path(path), exc))
+    result = QueryResult()
+    fired = threading.Event()
+
+    def interrupt() -> None:
+        fired.set()
+        con.interrupt()
+
+    timer = threading.Timer(timeout, interrupt)
+    start = time.monotonic()
+    try:
+        if require_select:
+            statements = con.extract_statements(sql)
+            if len(statements) != 1 or statements[0].type != duckdb.StatementType.SELECT:
+                kinds = ", ".join(s.type.name for s in statements)
+                raise UnsafeSQL(f"DuckDB reads this as {len(statements)} statement(s) of type {kinds or 'none'}")
+        timer.start()
+        cursor = con.execute(sql)
+        result.columns = [d[0] for d in cursor.description or []]
+        collect(cursor, result, row_cap)
+    except duckdb.Error as exc:
+        if fired.is_set() or isinstance(exc, duckdb.InterruptException):
+            timed_out(result, timeout)
+        else:
+            result.error = str(exc)
+            result.rows, result.total_rows, result.truncated = [], 0, False
+    finally:
+        timer.cancel()
+        con.close()
+    result.seconds = time.monotonic() - start
+    return result

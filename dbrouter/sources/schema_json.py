@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from dbrouter.errors import SourceError
+from dbrouter.query.results import QueryResult
 from dbrouter.sources.base import (
     ColumnInfo,
     DatabaseSnapshot,
@@ -244,3 +245,11 @@ class SchemaJsonSource:
         raise NoDataSource(f"database {db_id!r} was ingested from a schema file ({source_path}) without data, so "
                            "SQL cannot run on it: ingest it from its real SQLite or DuckDB database (its `path` in "
                            "the sources file) and build again")
+
+    def run(self, target: Target, sql: str, timeout: float, row_cap: int) -> QueryResult:
+        """Never (see :meth:`target`).
+
+        Raises:
+            NoDataSource: always.
+        """
+        raise NoDataSource(f"cannot run SQL on database {target.db_id!r}: a schema file has no rows")

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from dbrouter.errors import SnowflakeConfigError, SourceError, SourcesConfigError
+from dbrouter.query.results import QueryResult
 from dbrouter.sources.base import (
     ColumnInfo,
     DatabaseSnapshot,
@@ -275,3 +276,12 @@ class SnowflakeSource:
         raise NoDataSource(f"database {db_id!r} comes from a Snowflake source ({source_path}); dbrouter runs SQL on "
                            "SQLite and DuckDB files and on `type: url` servers, not yet on Snowflake: run the SQL "
                            "shown in Snowflake yourself", dialect="snowflake")
+
+    def run(self, target: Target, sql: str, timeout: float, row_cap: int) -> QueryResult:
+        """Not yet (see :meth:`target`).
+
+        Raises:
+            NoDataSource: always.
+        """
+        raise NoDataSource(f"cannot run SQL on database {target.db_id!r}: dbrouter does not run SQL on Snowflake "
+                           "yet", dialect="snowflake")

@@ -7,11 +7,13 @@ them); samples come from a bounded scan; SQL from ``ask`` runs on the file itsel
 from __future__ import annotations
 
 import sqlite3
+import time
 import urllib.parse
 from pathlib import Path
 from typing import Any, ClassVar
 
 from dbrouter.errors import SourceError
+from dbrouter.query.results import QueryResult, collect, missing_file, timed_out
 from dbrouter.sources.base import (
     ColumnInfo,
     DatabaseSnapshot,
@@ -21,6 +23,7 @@ from dbrouter.sources.base import (
     QueryClock,
     SourceSpec,
     TableInfo,
+    Target,
     digest,
     label_of,
     quote_ident,
@@ -175,3 +178,86 @@ class SqliteSource(FileSource):
     def fingerprint_file(self, path: Path) -> str:
         """See :func:`fingerprint_sqlite`."""
         return fingerprint_sqlite(path)
+
+    def run(self, target: Target, sql: str, timeout: float, row_cap: int) -> QueryResult:
+        """See :func:`run_sqlite`."""
+        assert target.path is not None, "a sqlite target carries its file"
+        return run_sqlite(target.path, sql, timeout, row_cap)
+
+
+# ---------------------------------------------------------------------------------------------
+# running SQL (dbrouter.execute.runners.execute checks it first)
+
+SQLITE_VALUE_BYTES = 16 * 1024 * 1024
+"""The largest string or blob a SQLite query may make or read (SQLITE_LIMIT_LENGTH): over it the
+statement fails with ``string or blob too big``."""
+# SQLite functions touching files or extensions (the CLI's readfile/writefile/edit/fsdir/zipfile, an
+# application's load_extension, fts3_tokenizer); not _denied_function: SQLite's glob() is `x GLOB 'p*'`.
+_SQLITE_DENIED_FUNCTIONS = {"load_extension", "readfile", "writefile", "edit", "fts3_tokenizer", "fsdir", "zipfile",
+                            "sqlar_compress", "sqlar_uncompress", "shell", "system"}
+_SQLITE_ALLOWED = {sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_FUNCTION, sqlite3.SQLITE_RECURSIVE}
+
+
+def _sqlite_authorizer(action: int, arg1, arg2, _db, _trigger) -> int:
+    """Allow reads only: no write, ATTACH, PRAGMA, transaction, or file/extension function."""
+    if action not in _SQLITE_ALLOWED:
+        return sqlite3.SQLITE_DENY
+    if action == sqlite3.SQLITE_FUNCTION and str(arg2 or "").lower() in _SQLITE_DENIED_FUNCTIONS:
+        return sqlite3.SQLITE_DENY
+    return sqlite3.SQLITE_OK
+
+
+def run_sqlite(path: Path, sql: str, timeout: float, row_cap: int) -> QueryResult:
+    """Low-level runner: run ``sql`` as is on a read-only SQLite connection (no SQL check: use
+    :func:`dbrouter.execute.runners.execute`).
+
+    The file is opened with a ``mode=ro`` URI, ``PRAGMA query_only=ON`` and an authorizer that
+    allows only reads, so even a write statement that reaches it fails.
+
+    Args:
+        path: the SQLite file.
+        sql: one statement.
+        timeout: seconds before a progress handler aborts the statement.
+        row_cap: rows kept.
+
+    Returns:
+        The :class:`QueryResult` (database errors and timeouts in ``error``).
+    """
+    missing = missing_file(path, "SQLite")
+    if missing:
+        return missing
+    result = QueryResult()
+    start = time.monotonic()
+    deadline = start + timeout
+    expired = []
+
+    def progress() -> int:
+        if time.monotonic() > deadline:
+            expired.append(True)
+            return 1
+        return 0
+
+    con = None
+    try:
+        con = sqlite3.connect(f"file:{urllib.parse.quote(str(Path(path).resolve()))}?mode=ro", uri=True)
+        con.text_factory = lambda b: b.decode("utf-8", errors="replace")
+        con.execute("PRAGMA query_only=ON")
+        # a value SQLite makes is bounded before it exists (zeroblob(9e8) three times took 5.5 GB):
+        # the cell cap cuts what is kept only after a row is fetched
+        con.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, SQLITE_VALUE_BYTES)
+        con.set_authorizer(_sqlite_authorizer)
+        con.set_progress_handler(progress, 1000)
+        cursor = con.execute(sql)
+        result.columns = [d[0] for d in cursor.description or []]
+        collect(cursor, result, row_cap)
+    except (sqlite3.Error, sqlite3.Warning, ValueError, OverflowError) as exc:
+        if expired:
+            timed_out(result, timeout)
+        else:
+            result.error = str(exc)
+            result.rows, result.total_rows, result.truncated = [], 0, False
+    finally:
+        if con is not None:
+            con.close()
+    result.seconds = time.monotonic() - start
+    return result

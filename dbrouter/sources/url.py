@@ -12,9 +12,9 @@ base and printed is the URL as written, with any literal password masked.
 
 from __future__ import annotations
 
+import contextlib
 import os
-import re
-import urllib.parse
+import time
 import weakref
 from collections.abc import Callable, Iterable, Mapping
 from fnmatch import fnmatchcase
@@ -22,6 +22,8 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from dbrouter.errors import SourceError, SourcesConfigError
+from dbrouter.query.results import QueryResult, collect, is_timeout, timed_out
+from dbrouter.redaction import env_names, expand_url, literal_secrets, redact, scrub
 from dbrouter.sources.base import (
     ColumnInfo,
     DatabaseSnapshot,
@@ -36,6 +38,7 @@ from dbrouter.sources.base import (
     distinct_samples,
     label_of,
     names_setting,
+    quote_ident,
     required_text,
     snapshot_digest,
     text_setting,
@@ -43,7 +46,6 @@ from dbrouter.sources.base import (
 
 SCHEMA_MARK = " search_path "
 """Separates the URL and the home schema in a server database's ``source_path``."""
-ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 SAMPLE_SCAN_ROWS = 10000
 COUNT_CAP = 100000  # tables are counted up to this many rows; a larger count is stored as NULL
 STATEMENT_TIMEOUT_MS = 10000
@@ -86,142 +88,8 @@ URL_SETTINGS = ("url", "id", "description", "databases", "schemas", "exclude_sch
                 "exclude_tables", "per_schema")
 
 
-def env_names(url: str) -> list[str]:
-    """The environment variables a URL refers to (``${NAME}``), in order."""
-    return ENV_REF.findall(url)
-
-
-def expand_url(url: str, env: Mapping[str, str] | None = None) -> str:
-    """Substitute ``${NAME}`` references, URL-quoting each value.
-
-    Args:
-        url: the URL as written in the sources file.
-        env: the environment (default ``os.environ``).
-
-    Returns:
-        The URL to connect with (never to be printed or stored).
-
-    Raises:
-        SourceError: a referenced variable is not set.
-    """
-    values: Mapping[str, str] = os.environ if env is None else env
-    missing = [n for n in env_names(url) if n not in values]
-    if missing:
-        raise SourceError(redact(url), f"environment variable(s) {', '.join(missing)} named in the source URL "
-                          "are not set: export them before `dbrouter ingest/build/refresh`")
-    return ENV_REF.sub(lambda m: urllib.parse.quote(values[m[1]], safe=""), url)
-
-
-SECRET_PARAM = re.compile(r"pass|pwd|secret|token|credential|api_?key|access_?key|^auth$|authori[sz]ation",
-                          re.IGNORECASE)
-"""Query-string parameters of a URL that carry credentials (``password=``, ``sslpassword=``,
-``private_key_file_pwd=``, ``access_token=``, ``api_key=``, ``auth=``, ...): masked in every
-message, refused in a sources file. Paths to key files (``sslkey=``, ``private_key_file=``) and
-method names (``authentication=``) are not secrets."""
-
-SECRET_ASSIGNMENT = re.compile(r"(?:pass(?:word)?|pwd|secret|token|api_?key)\s*=", re.IGNORECASE)
-"""A credential inside a parameter's value: ODBC's ``odbc_connect=...;PWD=x``, an Oracle
-``dsn=(...(PASSWORD=x))``: the whole value is masked, and refused in a sources file."""
-
-_MASK = "DBROUTERMASKED"
-
-
-def _parse(url: str):
-    """``url`` read by SQLAlchemy's own parser (what connecting will read), ``${NAME}`` references
-    replaced by tokens first; returns (the ``sqlalchemy.engine.URL`` or None when it is not a
-    database URL, token -> reference)."""
-    from sqlalchemy.engine import make_url
-
-    refs: dict[str, str] = {}
-
-    def token(match: re.Match) -> str:
-        key = f"DBROUTERENV{len(refs)}X"
-        refs[key] = match[0]
-        return key
-
-    try:
-        return make_url(ENV_REF.sub(token, url)), refs
-    except Exception:  # noqa: BLE001 - sqlalchemy.exc.ArgumentError and friends: not a database URL
-        return None, refs
-
-
-def _secret_value(name: str, value: str, refs: dict[str, str]) -> bool:
-    if not value or value in refs:
-        return False
-    return bool(SECRET_PARAM.search(name) or SECRET_ASSIGNMENT.search(value))
-
-
-def _literal_password(parsed, refs: dict[str, str]) -> bool:
-    return parsed.password is not None and str(parsed.password) != "" and str(parsed.password) not in refs
-
-
-def redact(url: str, database: str | None = None) -> str:
-    """The URL with every literal credential masked: the password (as SQLAlchemy reads it: up to
-    the first ``@``, ``/`` and ``?`` included), each :data:`SECRET_PARAM` query parameter and any
-    parameter whose value assigns a password (``odbc_connect``, an Oracle ``dsn``); ``${NAME}``
-    references are kept. Text that is not a database URL is not echoed.
-
-    Args:
-        url: a URL (a database URL, an LLM base URL).
-        database: a database to put in place of the URL's own (None: keep it).
-
-    Returns:
-        The URL fit to print, log and store.
-    """
-    parsed, refs = _parse(url)
-    if parsed is None:
-        scheme = re.match(r"^([A-Za-z][A-Za-z0-9+.\-]*)://", url)
-        return f"{scheme[1]}://*** (not a URL SQLAlchemy reads)" if scheme else "*** (not a URL)"
-    if parsed.host and "@" in parsed.host:  # 'p@ss' unquoted: SQLAlchemy reads 'ss@host' as the host; mask both readings
-        parsed = parsed.set(host=parsed.host.rsplit("@", 1)[1], password=_MASK)
-    elif _literal_password(parsed, refs):
-        parsed = parsed.set(password=_MASK)
-    query = {}
-    for name, value in parsed.query.items():
-        values = value if isinstance(value, tuple) else (value,)
-        masked = tuple(_MASK if _secret_value(name, v, refs) else v for v in values)
-        query[name] = masked if isinstance(value, tuple) else masked[0]
-    parsed = parsed.set(query=query)
-    if database:
-        parsed = parsed.set(database=database)
-    text = parsed.render_as_string(hide_password=False).replace(_MASK, "***")
-    for key, ref in refs.items():
-        text = text.replace(key, ref)
-    return text
-
-
-def literal_secrets(url: str) -> list[str]:
-    """Where a URL holds a credential written out rather than as a ``${NAME}`` reference.
-
-    Reads the URL as SQLAlchemy will (the parser that connecting uses), and its query string.
-
-    Args:
-        url: the URL as written in the sources file.
-
-    Returns:
-        Descriptions (``the password``, ``query parameter password``), empty when it holds none.
-    """
-    parsed, refs = _parse(url)
-    if parsed is None:
-        # not a database URL (it fails later with its own message): a '@' after ':' may be a password
-        return ["the password"] if re.match(r"^[^:/]+://[^/]*:[^@]*@", url) else []
-    found = ["the password"] if _literal_password(parsed, refs) or "@" in (parsed.host or "") else []
-    for name, value in parsed.query.items():
-        values = value if isinstance(value, tuple) else (value,)
-        if any(_secret_value(name, v, refs) for v in values):
-            found.append(f"query parameter {name}")
-    return found
-
-
 def _matches(name: str, patterns: tuple[str, ...]) -> bool:
     return any(fnmatchcase(name.lower(), p.lower()) for p in patterns)
-
-
-def scrub(message: str, secrets: list[str]) -> str:
-    for s in secrets:
-        if s:
-            message = message.replace(s, "***").replace(urllib.parse.quote(s, safe=""), "***")
-    return " ".join(message.split())
 
 
 def connect_url(url: str, env: Mapping[str, str] | None = None, name: str | None = None) -> tuple[Any, list[str]]:
@@ -303,7 +171,7 @@ def _connect_args(url: Any) -> dict[str, Any]:
                 "keepalives_interval": 10, "keepalives_count": 3, "tcp_user_timeout": int(READ_TIMEOUT_S * 1000)}
     if backend in ("mysql", "mariadb"):
         # the handshake is a read: a listener that never speaks fails after the connect timeout (the
-        # read timeout is raised to READ_TIMEOUT_S once connected, see _engine)
+        # read timeout is raised to READ_TIMEOUT_S once connected, see make_engine)
         return {"connect_timeout": CONNECT_TIMEOUT_S, "read_timeout": CONNECT_TIMEOUT_S,
                 "write_timeout": READ_TIMEOUT_S}
     return {}
@@ -313,7 +181,7 @@ _WATCHDOGS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 """Each open engine's watchdog (closed by :func:`dispose`)."""
 
 
-def _engine(url: Any, timeout_ms: int = STATEMENT_TIMEOUT_MS, silence_s: float | None = None):
+def make_engine(url: Any, timeout_ms: int = STATEMENT_TIMEOUT_MS, silence_s: float | None = None):
     """An engine whose every connection is read-only with a statement timeout (see :func:`session_guards`),
     watched by a :class:`~dbrouter.sources.watchdog.Watchdog`: ``silence_s`` without a statement
     finishing ends its connections (close both with :func:`dispose`)."""
@@ -357,7 +225,7 @@ def _read_database(url: Any, spec: ServerSource, db_id: str, shown: str, n_sampl
     from sqlalchemy import inspect
 
     try:
-        engine = _engine(url)
+        engine = make_engine(url)
     except (sa_exc.NoSuchModuleError, ModuleNotFoundError, ImportError) as exc:
         raise SourceError(db_id, f"no SQLAlchemy dialect/driver for {shown} ({exc}): install it, e.g. "
                           "`pip install psycopg` (PostgreSQL) or `pip install pymysql` (MySQL/MariaDB)") from exc
@@ -604,7 +472,7 @@ class UrlSource:
         return fingerprint_server(spec)
 
     def target(self, db_id: str, source_path: str) -> Target:
-        """The server database itself: SQL runs through :func:`dbrouter.execute.runners.run_url`.
+        """The server database itself: SQL runs through :meth:`run`.
 
         Raises:
             NoDataSource: ``source_path`` is not a URL (a KB built before server targets: build again).
@@ -616,3 +484,129 @@ class UrlSource:
         backend = url.split("://", 1)[0].split("+", 1)[0].lower()
         return Target(db_id, self.name, url=url, schema=schema or None,
                       sql_dialect=SQLGLOT_DIALECTS.get(backend, backend))
+
+    def run(self, target: Target, sql: str, timeout: float, row_cap: int) -> QueryResult:
+        """See :func:`run_url`."""
+        return run_url(target, sql, timeout, row_cap)
+
+
+# ---------------------------------------------------------------------------------------------
+# running SQL (dbrouter.execute.runners.execute checks it first)
+
+def run_url(target: Target, sql: str, timeout: float, row_cap: int) -> QueryResult:
+    """Low-level runner: run ``sql`` on a server database (``type: url``) in a read-only transaction.
+
+    The session is read-only with a server-side statement timeout (PostgreSQL ``SET TRANSACTION
+    READ ONLY`` and ``statement_timeout``, MySQL/MariaDB their equivalents; see
+    :func:`dbrouter.sources.url.session_guards`), the search path is the database's home schema,
+    and the transaction is rolled back. Give the URL a read-only role (``GRANT SELECT`` only) to
+    make that a guarantee the server keeps. ``${ENV}`` references of the URL are read now, from
+    the environment of this process.
+
+    Args:
+        target: a ``url`` target (:meth:`dbrouter.sources.url.UrlSource.target`).
+        sql: one checked statement.
+        timeout: seconds before the server cancels the statement.
+        row_cap: rows kept.
+
+    Returns:
+        The :class:`QueryResult` (connection and database errors, timeouts in ``error``; no secret
+        in any message).
+    """
+    assert target.url is not None, "a url target carries its URL"
+    shown_url = redact(target.url)
+    result = QueryResult()
+    start = time.monotonic()
+    try:
+        url, secrets = connect_url(target.url, name=target.db_id)
+    except SourceError as exc:
+        return QueryResult(error=f"cannot connect to {target.db_id}: {exc}")
+    try:
+        # the watchdog: a server that goes silent is cut off after the statement's own time and a margin
+        engine = make_engine(url, timeout_ms=max(1, int(timeout * 1000)), silence_s=timeout + CONNECT_TIMEOUT_S)
+    except Exception as exc:  # noqa: BLE001 - no driver installed for the dialect
+        return QueryResult(error=f"no SQLAlchemy driver for {shown_url}: {type(exc).__name__}: "
+                                 f"{scrub(str(exc), secrets)} (install it, e.g. `pip install psycopg`)")
+    raw = None
+    try:
+        raw = engine.raw_connection()
+        cursor = raw.cursor()
+        for statement in _transaction_guards(engine.dialect.name, target.schema):
+            cursor.execute(statement)
+        if engine.dialect.name == "postgresql":
+            # a server-side cursor: rows arrive in batches, so the row cap also bounds this process's memory
+            cursor.close()
+            cursor = raw.cursor(name="dbrouter_answer")
+        cursor.execute(sql)
+        bounded = _postgres_cells_bounded(sql, cursor.description) if engine.dialect.name == "postgresql" else None
+        if bounded is not None:  # text cells cut on the server, before a giant one reaches this process
+            cursor.close()
+            cursor = raw.cursor(name="dbrouter_answer_bounded")
+            cursor.execute(bounded)
+        result.columns = [d[0] for d in cursor.description or []]
+        collect(cursor, result, row_cap)
+    except Exception as exc:  # noqa: BLE001 - the driver's own error types (psycopg, pymysql, ...)
+        text = scrub(str(exc), secrets)
+        if is_timeout(text):
+            timed_out(result, timeout)
+        else:
+            result.error = f"{type(exc).__name__}: {text}" if raw is not None else \
+                f"cannot connect to {shown_url}: {type(exc).__name__}: {text}"
+            result.rows, result.total_rows, result.truncated = [], 0, False
+    finally:
+        if raw is not None:
+            with contextlib.suppress(Exception):  # a broken connection has nothing to roll back
+                raw.rollback()
+            raw.close()
+        if dispose(engine) and not result.timed_out:
+            result.error = (f"{shown_url} stopped answering: nothing came back for {timeout + CONNECT_TIMEOUT_S:.0f} s, "
+                            "so the connection was closed")
+            result.rows, result.total_rows, result.truncated = [], 0, False
+    result.seconds = time.monotonic() - start
+    return result
+
+
+SERVER_CELL_BYTES = 16 * 1024 * 1024
+"""Characters (bytes for ``bytea``) of one text cell a PostgreSQL server sends (each is up to 1 GB
+there: three took this process past 2.7 GB); the cell is then cut to
+:data:`~dbrouter.query.results.CELL_CHARS_KEPT`."""
+_PG_TEXT_TYPES = {25, 1043, 1042, 142, 19}  # text, varchar, char, xml, name: read as str either way
+_PG_BYTEA = 17
+
+
+def _postgres_cells_bounded(sql: str, description) -> str | None:
+    """``sql`` wrapped so that each text and bytea cell is cut at :data:`SERVER_CELL_BYTES` on the
+    server, the other columns as they are, names and order kept (the columns are renamed by
+    position first, so duplicate names are fine); None when it has no such column.
+
+    Args:
+        sql: one checked SELECT.
+        description: its cursor's description (declared, nothing fetched).
+
+    Returns:
+        The wrapped statement, or None.
+    """
+    columns = [(d.name, d.type_code) for d in description or []]
+    if not any(oid in _PG_TEXT_TYPES or oid == _PG_BYTEA for _, oid in columns):
+        return None
+    exprs = []
+    for i, (name, oid) in enumerate(columns):
+        alias = '"' + str(name).replace('"', '""') + '"'
+        if oid in _PG_TEXT_TYPES:
+            exprs.append(f"left(dbrouter_q.c{i}::text, {SERVER_CELL_BYTES + 1}) AS {alias}")
+        elif oid == _PG_BYTEA:
+            exprs.append(f"substring(dbrouter_q.c{i} from 1 for {SERVER_CELL_BYTES + 1}) AS {alias}")
+        else:
+            exprs.append(f"dbrouter_q.c{i} AS {alias}")
+    names = ", ".join(f"c{i}" for i in range(len(columns)))
+    return f"SELECT {', '.join(exprs)} FROM ({sql}) AS dbrouter_q({names})"
+
+
+def _transaction_guards(dialect: str, schema: str | None) -> list[str]:
+    """Per-transaction statements of :func:`run_url` (the session ones come from the engine)."""
+    if dialect == "postgresql":
+        out = ["SET TRANSACTION READ ONLY"]
+        if schema:
+            out.append(f"SET LOCAL search_path TO {quote_ident(schema)}")
+        return out
+    return []

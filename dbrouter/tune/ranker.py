@@ -39,6 +39,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]  # the checkout: what --write updates
 
+from dbrouter.eval import routed as routed_questions
 from dbrouter.eval.abstain import databases_without_withheld
 from dbrouter.eval.benchmark import is_withheld, load_benchmark, split_train
 from dbrouter.eval.kb import build_kb
@@ -86,7 +87,7 @@ def augment(routed: list, examples, n_databases: int) -> list:
     return routed
 
 
-def route_all(warehouse: Path, questions, setting: str, embedder: str | None) -> list[fitting.RoutedQuestion]:
+def route_all(warehouse: Path, questions, setting: str, embedder: str | None) -> list[routed_questions.RoutedQuestion]:
     """Route ``questions`` and keep every re-ranked candidate's signals."""
 
     con = connect(warehouse, embedder=embedder)
@@ -96,7 +97,7 @@ def route_all(warehouse: Path, questions, setting: str, embedder: str | None) ->
         for i, q in enumerate(questions, 1):
             rows = con.execute("select db_id, shortlist_rank, evidence from route_query_ranked(?, ?)",
                                [q.question, depth]).fetchall()
-            out.append(fitting.RoutedQuestion(q.db_id, fitting.candidates_from_rows(rows), setting, q.question))
+            out.append(routed_questions.RoutedQuestion(q.db_id, routed_questions.candidates_from_rows(rows), setting, q.question))
             if i % 200 == 0:
                 print(f"    routed {i}/{len(questions)} ({time.time() - started:.0f}s)", flush=True)
     finally:
@@ -111,13 +112,13 @@ def collect(bench_path: str, workdir: Path, n: int, embedder: str | None, reuse:
     for setting, (examples, questions) in train_settings(bench, n).items():
         cache = workdir / bench.name / f"{setting}.jsonl"
         if reuse and cache.is_file():
-            out[setting] = augment(fitting.load(cache), examples, len(bench.db_ids))
+            out[setting] = augment(routed_questions.load(cache), examples, len(bench.db_ids))
             continue
         print(f"[{bench.name} / {setting}] train KB with {len(examples)} examples, routing {len(questions)}", flush=True)
         warehouse = workdir / bench.name / "kb.duckdb"
         build_kb(bench.databases_file, examples, warehouse, embedder, log=lambda m: None)
         out[setting] = route_all(warehouse, questions, setting, embedder)
-        fitting.save(out[setting], cache)
+        routed_questions.save(out[setting], cache)
     return out
 
 
@@ -129,7 +130,7 @@ def collect_abstention(bench_path: str, workdir: Path, n: int, embedder: str | N
     a, b = split_train(bench)
     kept = [d for d in bench.db_ids if not is_withheld(d)]
     if reuse and cache.is_file():
-        return augment(fitting.load(cache), [q for q in a if not is_withheld(q.db_id)], len(kept))
+        return augment(routed_questions.load(cache), [q for q in a if not is_withheld(q.db_id)], len(kept))
     rng = random.Random(3)
     inside = [q for q in b if not is_withheld(q.db_id)]
     outside = [q for q in b if is_withheld(q.db_id)]
@@ -140,7 +141,7 @@ def collect_abstention(bench_path: str, workdir: Path, n: int, embedder: str | N
              log=lambda m: None)
     routed = (route_all(warehouse, rng.sample(inside, min(n, len(inside))), "in", embedder)
               + route_all(warehouse, rng.sample(outside, min(n, len(outside))), "out", embedder))
-    fitting.save(routed, cache)
+    routed_questions.save(routed, cache)
     return routed
 
 
@@ -258,7 +259,7 @@ def main() -> None:
             for setting in ("in-domain", "schema-only", "cross-domain"):
                 found = sorted(args.test_features.rglob(f"{name}/{setting}.features.jsonl"))
                 if found:
-                    test = fitting.load(found[0])
+                    test = routed_questions.load(found[0])
                     print(f"  test {name:<18} {setting:<13} n={len(test):<5} "
                           + "  ".join(f"{label} {fitting.r_at_1(test, w):.4f}" for label, w in fits.items()))
     theta = None

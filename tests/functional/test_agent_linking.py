@@ -9,10 +9,10 @@ import time
 import pytest
 
 from dbrouter.execute import runners as execution
-from dbrouter.execute.results import format_observation
 from dbrouter.linking.agent import link_schema_agent
 from dbrouter.linking.columns import retrieve_columns
 from dbrouter.llm import LLMClient
+from dbrouter.query.results import format_observation
 from dbrouter.sources.base import NoDataSource
 from tests.fake_llm import Broken, FakeLLM
 

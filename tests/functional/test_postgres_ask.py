@@ -93,7 +93,9 @@ def test_ask_answers_on_postgres_in_its_dialect(pg_kb, tmp_path):
     data = json.loads(proc.stdout)
     assert data["db_id"] == "sales" and data["status"] == "ok" and data["dialect"] == "postgres"
     assert data["rows"] == [["Acme"], ["Globex"]]
-    assert "SQL DIALECT: PostgreSQL" in requests[0]["messages"][1]["content"]
+    # routing's phrase-mapping prompt comes first (ask routes as `dbrouter route` does), then the SQL's
+    sql_prompts = [r for r in requests if "SQL DIALECT" in r["messages"][-1]["content"]]
+    assert sql_prompts and "SQL DIALECT: PostgreSQL" in sql_prompts[0]["messages"][-1]["content"]
     assert _state(pg_kb) == before
 
 
@@ -117,7 +119,7 @@ def test_hostile_sql_is_refused_and_the_server_is_unchanged(pg_kb, tmp_path, mon
     """Through `ask` once (the LLM answers DELETE: exit 1, nothing ran), then each hostile statement
     through the same runner `ask` uses: refused by the guard in PostgreSQL's dialect, or stopped by
     the read-only transaction."""
-    from dbrouter.execute.guard import UnsafeSQL
+    from dbrouter.query.guard import UnsafeSQL
 
     before = _state(pg_kb)
     proc, _ = _ask(pg_kb, tmp_path, lambda m: "```sql\nDELETE FROM invoice\n```", "--db", "sales", "--candidates",
@@ -132,7 +134,7 @@ def test_hostile_sql_is_refused_and_the_server_is_unchanged(pg_kb, tmp_path, mon
             assert refused in str(exc), (hostile, str(exc))
             continue
         assert result.error and refused in result.error, (hostile, result.error)
-    from dbrouter.execute.runners import run_url
+    from dbrouter.sources.url import run_url
 
     for hostile in IN_THE_TRANSACTION:
         assert "read-only transaction" in (run_url(target, hostile, 5, 10).error or ""), hostile
@@ -199,10 +201,10 @@ def test_giant_text_cells_are_cut_on_the_server(pg_kb, monkeypatch):
     """Hardening review: `ask`/`run_sql` memory was unbounded by giant cells (the 64 KiB cell cap
     applied after the row was fetched). Text and bytea cells are now cut by PostgreSQL before they
     are sent; other columns, names (duplicates too) and order are kept."""
-    import dbrouter.execute.runners as runners
+    import dbrouter.sources.url as url_source
 
     monkeypatch.setenv("PG_ASK_PW", WRITER_PW)
-    monkeypatch.setattr(runners, "SERVER_CELL_BYTES", 1000)
+    monkeypatch.setattr(url_source, "SERVER_CELL_BYTES", 1000)
     target = Target("sales", "url", url=f"{pg_kb['url']}/sales", schema="billing", sql_dialect="postgres")
     big = execute(target, "SELECT c.customer_id AS id, repeat(c.name, 1000000) AS s, "
                           "decode(repeat('ab', 5000), 'hex') AS b, c.customer_id AS id FROM customer AS c ORDER BY 1 DESC")

@@ -153,9 +153,10 @@ def test_bad_sources_are_reported_not_raised(pg):
 def test_sessions_are_read_only(pg):
     import sqlalchemy
 
-    from dbrouter.sources.url import _engine, expand_url
+    from dbrouter.redaction import expand_url
+    from dbrouter.sources.url import make_engine
 
-    engine = _engine(expand_url(_source(pg).url, {"PG_TEST_PW": READER_PW}))
+    engine = make_engine(expand_url(_source(pg).url, {"PG_TEST_PW": READER_PW}))
     with engine.connect() as con, pytest.raises(sqlalchemy.exc.InternalError, match="read-only transaction"):
         con.execute(sqlalchemy.text("create temp table t (x int)"))
     engine.dispose()

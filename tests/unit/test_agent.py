@@ -7,7 +7,6 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from dbrouter.execute.guard import UnsafeSQL
 from dbrouter.linking.agent import (
     MAX_ACTIONS_PER_TURN,
     Action,
@@ -20,6 +19,7 @@ from dbrouter.linking.agent import (
 from dbrouter.linking.columns import SchemaColumn
 from dbrouter.linking.linker import LinkedSchema
 from dbrouter.llm import Completion, LLMClient, LLMUnavailable
+from dbrouter.query.guard import UnsafeSQL
 from tests.fake_llm import Broken, FakeLLM
 
 SCHEMA = {

@@ -103,8 +103,9 @@ def test_python_udfs_imports_nothing_of_dbrouter():
 
 STAGES: list[tuple[str, ...]] = [
     ("python_udfs",),
-    ("dbrouter.errors", "dbrouter.console", "dbrouter.textin", "dbrouter.settings"),
+    ("dbrouter.errors", "dbrouter.console", "dbrouter.textin", "dbrouter.settings", "dbrouter.redaction"),
     ("dbrouter.access",),
+    ("dbrouter.query",),
     ("dbrouter.sources",),
     ("dbrouter.llm",),
     ("dbrouter.feedback",),

@@ -14,10 +14,12 @@ import duckdb
 import pytest
 
 from dbrouter.errors import DbrouterError
-from dbrouter.execute.guard import UnsafeSQL, check_read_only, has_order_by
-from dbrouter.execute.results import QueryResult, format_observation, result_key
-from dbrouter.execute.runners import execute, run_duckdb, run_sqlite, target_for
+from dbrouter.execute.runners import execute, target_for
+from dbrouter.query.guard import UnsafeSQL, check_read_only, has_order_by
+from dbrouter.query.results import QueryResult, format_observation, result_key
 from dbrouter.sources.base import NoDataSource, Target
+from dbrouter.sources.duckdb import run_duckdb
+from dbrouter.sources.sqlite import run_sqlite
 
 ROWS = 1200
 DIALECTS = ["sqlite", "duckdb"]
@@ -385,7 +387,7 @@ def test_deep_and_huge_statements_are_refusals_not_crashes(dialect):
 def test_result_bytes_are_bounded(kind, dbs):
     """A 200 MB cell became 1.26 GB of memory and 266 MB of output: cells are cut, and the kept
     text of a result is bounded, rows past it counted."""
-    from dbrouter.execute.runners import CELL_CHARS_KEPT, RESULT_BYTES
+    from dbrouter.query.results import CELL_CHARS_KEPT, RESULT_BYTES
 
     big = execute(dbs[kind], "SELECT a, printf('%.3000000c', 'x') AS s FROM t WHERE a < 2" if kind == "sqlite" else
                   "SELECT a, repeat('x', 3000000) AS s FROM t WHERE a < 2")
@@ -412,7 +414,7 @@ def test_duckdb_source_memory_is_bounded_and_nothing_spills_next_to_it(dbs, monk
 
 def test_a_long_query_draws_no_progress_bar(dbs):
     """DuckDB drew its progress bar into `ask`'s output for any query over 2 s."""
-    code = ("import sys\nfrom pathlib import Path\nfrom dbrouter.execute.runners import run_duckdb\n"
+    code = ("import sys\nfrom pathlib import Path\nfrom dbrouter.sources.duckdb import run_duckdb\n"
             "r = run_duckdb(Path(sys.argv[1]), 'SELECT count(DISTINCT (a.range * 31 + b.range) % 50000000) "
             "FROM range(30000) a, range(30000) b', 2.6, 10)\nprint('timed out' if r.timed_out else r.error)")
     proc = subprocess.run([sys.executable, "-c", code, str(dbs["duckdb"].path)], capture_output=True, text=True,
@@ -424,7 +426,7 @@ def test_a_long_query_draws_no_progress_bar(dbs):
 def test_a_giant_sqlite_value_fails_before_it_is_made(dbs):
     """Hardening review: `zeroblob(9e8)` three times took `ask`/`run_sql` to 5.5 GB, the cell cap
     applying only after the row was fetched; SQLite now refuses the value itself."""
-    from dbrouter.execute.runners import SQLITE_VALUE_BYTES
+    from dbrouter.sources.sqlite import SQLITE_VALUE_BYTES
 
     giant = execute(dbs["sqlite"], "SELECT zeroblob(900000000), zeroblob(900000000), zeroblob(900000000)")
     assert not giant.ok and "too big" in giant.error

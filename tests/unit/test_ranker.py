@@ -4,9 +4,10 @@ import random
 
 import pytest
 
+from dbrouter.eval import routed as routed_questions
+from dbrouter.eval.routed import Candidate, RoutedQuestion
 from dbrouter.routing import ranker
 from dbrouter.tune import fitting
-from dbrouter.tune.fitting import Candidate, RoutedQuestion
 
 
 def _question(gold_signal: float, other_signal: float, noise: float, gold_first: bool) -> RoutedQuestion:
@@ -43,8 +44,8 @@ def test_top1_ties_go_to_the_better_shortlist_rank_and_method_order_is_kept():
 
 def test_features_file_round_trip(tmp_path):
     qs = [_question(0.9, 0.1, 0.05, True)]
-    fitting.save(qs, tmp_path / "f" / "x.jsonl")
-    back = fitting.load(tmp_path / "f" / "x.jsonl")
+    routed_questions.save(qs, tmp_path / "f" / "x.jsonl")
+    back = routed_questions.load(tmp_path / "f" / "x.jsonl")
     assert [c.db_id for c in back[0].candidates] == ["other", "gold"] and back[0].gold == "gold"
     assert back[0].candidates[1].signals == qs[0].candidates[1].signals
 
@@ -53,7 +54,7 @@ def test_candidates_from_rows_keeps_only_reranked_in_shortlist_order():
     from tests.unit.evidence_samples import RERANKED, SHORTLIST_ONLY
 
     rows = [("late", 12, SHORTLIST_ONLY), ("b", 3, RERANKED), ("a", 1, RERANKED)]
-    cands = fitting.candidates_from_rows(rows)
+    cands = routed_questions.candidates_from_rows(rows)
     assert [c.db_id for c in cands] == ["a", "b"] and cands[0].signals["lex_name"] == 0.8
     assert cands[0].method_key == (1.0, 1.0 + RERANKED["shortlist"]["score"])
 

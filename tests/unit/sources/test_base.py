@@ -23,7 +23,8 @@ def test_check_foreign_keys_drops_dangling_edges_with_issue():
 
 def test_every_source_module_is_one_registered_type_implementing_the_protocol():
     """One module per type, listed once in the registry: a new module that is not registered (or a
-    registered class missing parse/read/fingerprint/target) fails here."""
+    registered class missing parse/read/fingerprint/target/run) fails here: a new type runs SQL by
+    its own run, with no second registry to edit."""
     import importlib
     import inspect
     import pkgutil
@@ -36,7 +37,7 @@ def test_every_source_module_is_one_registered_type_implementing_the_protocol():
     assert modules == set(SOURCE_TYPES)
     for name, kind in SOURCE_TYPES.items():
         assert type(kind).__module__ == f"dbrouter.sources.{name}" and kind.name == name
-        for method in ("parse", "read", "fingerprint", "target"):
+        for method in ("parse", "read", "fingerprint", "target", "run"):
             assert inspect.signature(getattr(kind, method)).parameters.keys() == \
                 {p for p in inspect.signature(getattr(SourceType, method)).parameters if p != "self"}
         importlib.import_module(f"dbrouter.sources.{name}")

@@ -57,10 +57,9 @@ def test_hostile_duckdb_source_reads_no_file_and_no_environment(tmp_path, monkey
     """A view over read_text()/read_blob() must not put a file's content or a secret of the
     build's environment into the snapshot (kb_columns.sample_values), the refresh fingerprint or
     a query's rows: sources open with external access off and the configuration locked."""
-    from dbrouter.execute.runners import run_duckdb
     from dbrouter.kb.ingest import collect_raw_rows
     from dbrouter.sources.base import SourcesConfig
-    from dbrouter.sources.duckdb import fingerprint_duckdb
+    from dbrouter.sources.duckdb import fingerprint_duckdb, run_duckdb
 
     secret_file = tmp_path / "secret.txt"
     secret_file.write_text("TOPSECRET-file-content")

@@ -7,15 +7,8 @@ from __future__ import annotations
 import pytest
 
 from dbrouter.errors import SourceError
-from dbrouter.sources.url import (
-    ServerSource,
-    expand_url,
-    literal_secrets,
-    read_server,
-    redact,
-    sample_query,
-    session_guards,
-)
+from dbrouter.redaction import expand_url, literal_secrets, redact
+from dbrouter.sources.url import ServerSource, read_server, sample_query, session_guards
 
 
 def test_expand_url_quotes_values_and_names_missing_variables():

@@ -1,4 +1,8 @@
-"""What a statement returned, how it is shown to an LLM, and when two results are the same answer."""
+"""What a statement returned, how it is shown to an LLM, and when two results are the same answer;
+and how a runner keeps a cursor's rows within bounds (:func:`collect`), for every source type.
+
+Below the source types (they return :class:`QueryResult`); imports nothing of dbrouter.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +11,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 from datetime import time as dtime
 from decimal import Decimal
+from pathlib import Path
 
 
 @dataclass
@@ -138,3 +143,79 @@ def result_key(result: QueryResult, ordered: bool) -> object:
     key = tuple(rows) if ordered else tuple(sorted(rows))
     return ("truncated", result.total_rows, key) if result.truncated else key
 
+
+# ---------------------------------------------------------------------------------------------
+# keeping a cursor's rows, bounded (the source types' runners: run() of dbrouter.sources)
+
+BATCH = 500
+"""Rows fetched at most at a time (fewer when the rows are wide)."""
+RESULT_BYTES = 16 * 1024 * 1024
+"""Text kept of one result, all cells together: past it rows are counted, not kept (``truncated``)."""
+CELL_CHARS_KEPT = 64 * 1024
+"""Characters (bytes for binary) kept of one cell; longer values are cut, ending in ``...[N chars]``."""
+
+
+def keep_cell(value):
+    """``value`` with text or bytes longer than :data:`CELL_CHARS_KEPT` cut (a marker says how long it was)."""
+    if isinstance(value, str) and len(value) > CELL_CHARS_KEPT:
+        return f"{value[:CELL_CHARS_KEPT]}...[{len(value):,} chars]"
+    if isinstance(value, (bytes, bytearray, memoryview)) and len(value) > CELL_CHARS_KEPT:
+        return bytes(value[:CELL_CHARS_KEPT])
+    return value
+
+
+def row_size(row: tuple) -> int:
+    """About the bytes a row holds (text and binary by length, anything else 16)."""
+    return sum(len(v) if isinstance(v, (str, bytes, bytearray)) else 16 for v in row)
+
+
+def collect(cursor, result: QueryResult, row_cap: int) -> None:
+    """Fetch ``cursor`` in batches: keep ``row_cap`` rows and :data:`RESULT_BYTES` of text (cells cut
+    at :data:`CELL_CHARS_KEPT`), count up to ``COUNT_FACTOR * row_cap``.
+
+    The first row comes alone and sets the batch size, so a query of huge cells holds a few of
+    them at a time, not a batch of :data:`BATCH` rows.
+    """
+    limit = COUNT_FACTOR * max(row_cap, 1)
+    kept_bytes, size = 0, 1
+    while True:
+        batch = cursor.fetchmany(min(size, limit - result.total_rows))
+        if not batch:
+            break
+        widest = max(row_size(tuple(r)) for r in batch)
+        size = max(1, min(BATCH, RESULT_BYTES // max(widest * 4, 1)))
+        for row in batch:
+            if len(result.rows) >= row_cap or kept_bytes >= RESULT_BYTES:
+                break
+            kept = tuple(keep_cell(v) for v in row)
+            kept_bytes += row_size(kept)
+            result.rows.append(kept)
+        result.total_rows += len(batch)
+        if result.total_rows >= limit:
+            result.total_capped = cursor.fetchmany(1) != []
+            break
+    result.truncated = result.total_rows > len(result.rows)
+
+
+def timed_out(result: QueryResult, timeout: float) -> QueryResult:
+    """``result`` emptied and marked as stopped after ``timeout`` seconds."""
+    result.rows, result.total_rows, result.truncated, result.total_capped = [], 0, False, False
+    result.timed_out = True
+    result.error = f"SQL execution timed out after {timeout:g} seconds"
+    return result
+
+
+def missing_file(path: Path, kind: str) -> QueryResult | None:
+    """The error result for a database file that is gone, or None when it is there."""
+    if Path(path).is_file():
+        return None
+    return QueryResult(error=f"{kind} database file {path} not found: restore it, or fix its path in the sources "
+                             "file and build again")
+
+
+
+def is_timeout(text: str) -> bool:
+    """Whether a server's error message says the statement ran out of time."""
+    low = text.lower()
+    return ("statement timeout" in low or "canceling statement" in low or "max_execution_time" in low
+            or "max_statement_time" in low or "query execution was interrupted" in low)
