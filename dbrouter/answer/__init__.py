@@ -1,4 +1,4 @@
-"""Stage 5, from question to answer (`dbrouter ask`): SQL generation with voting and repair
+"""From question to answer (`dbrouter ask`): SQL generation with voting and repair
 (:mod:`~dbrouter.answer.generate`), verification and the `ask` flow; the SQL runs through
 :mod:`dbrouter.execute`.
 """

@@ -54,46 +54,28 @@ def cmd_ask(args) -> int:
 def cmd_link(args) -> int:
     """`link`: the tables and columns a question needs, as the prompt-ready schema text (or JSON)."""
     from dbrouter.answer.ask import check_question
-    from dbrouter.linking.columns import render_schema
+    from dbrouter.linking.link import link_question
     from dbrouter.llm import LLMClient
-    from dbrouter.routing.route import route_database
 
     question = check_question(args.question)
     con = connect_kb(args)
     try:
-        db = args.db
-        if db is None:  # routed as `dbrouter route` routes it: with the LLM's mapping when one is configured
-            db, _ = route_database(con, question, "link against", llm=LLMClient.from_env())
-            err(f"routed to {db} (pass --db to choose)")
-        linked = _linked(con, question, db, args.linker, args.max_columns)
-        text = render_schema(con, db, linked.columns)
+        # routed as `dbrouter route` routes it: with the LLM's mapping when one is configured
+        done = link_question(con, question, args.db, args.linker, LLMClient.from_env(), args.max_columns)
     finally:
         con.close()
+    if done.routed:
+        err(f"routed to {done.db_id} (pass --db to choose)")
+    linked = done.linked
     for note in linked.notes:
         err(f"dbrouter: {note}")
     if args.json:
-        print(json.dumps({"db_id": db, "method": linked.method, "columns": linked.names, "tables": linked.tables,
-                          "schema": text, "llm_calls": linked.llm_calls, "notes": linked.notes}))
+        print(json.dumps({"db_id": done.db_id, "method": linked.method, "columns": linked.names,
+                          "tables": linked.tables, "schema": done.schema, "llm_calls": linked.llm_calls,
+                          "notes": linked.notes}))
     else:
-        print(text)
+        print(done.schema)
     return 0
-
-
-def _linked(con, question: str, db: str, linker: str, max_columns: int):
-    """Link with the chosen linker; the agent gets the database's data source when it has one."""
-    from dbrouter.execute.runners import target_for
-    from dbrouter.linking.link import link
-    from dbrouter.llm import LLMClient
-    from dbrouter.sources.base import NoDataSource
-
-    llm = LLMClient.from_env() if linker == "agent" else None
-    target = None
-    if llm is not None:
-        try:
-            target = target_for(con, db)
-        except NoDataSource as exc:
-            err(f"dbrouter: {exc}; the agent links without exploring data")
-    return link(con, question, db, linker, llm, target, max_columns=max_columns)
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -1,4 +1,4 @@
-"""Stage 2, the knowledge base: the raw snapshot (:mod:`~dbrouter.kb.ingest`), the tables kept
+"""The knowledge base: the raw snapshot (:mod:`~dbrouter.kb.ingest`), the tables kept
 across ingests (:mod:`~dbrouter.kb.tables`), the atomic build that runs dbt
 (:mod:`~dbrouter.kb.build`, :mod:`~dbrouter.kb.dbt_runner`), the schema-change refresh
 (:mod:`~dbrouter.kb.refresh`), ``connect()`` (:mod:`~dbrouter.kb.connect`) and the KB on Snowflake

@@ -1,3 +1,4 @@
-"""Stage 3, routing from Python: :func:`~dbrouter.routing.route.route` over the KB's SQL route
-functions, the typed evidence, the ranker's signals offline and the LLM phrase mapper.
+"""Routing from Python: :func:`~dbrouter.routing.route.route`, the one routing call of every client,
+over the KB's SQL route functions; the typed evidence, the ranker's run-time side and the LLM
+phrase mapper.
 """

@@ -1,4 +1,4 @@
-"""Stage 6, serving the KB to SQL clients and BI tools over the Postgres wire protocol.
+"""Serving the KB to SQL clients and BI tools over the Postgres wire protocol.
 """
 
 # The endpoint's bounds (docs/operations.md, Bounds on untrusted input), here so that the CLI's options read them without

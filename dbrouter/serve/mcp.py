@@ -272,30 +272,20 @@ class Tools:
             ``{db_id, routed, tables, columns, schema, notes}``.
         """
         from dbrouter.answer.ask import check_question
-        from dbrouter.linking.columns import render_schema
-        from dbrouter.linking.link import link
-        from dbrouter.retrieval import require_database
-        from dbrouter.routing.route import route_database
+        from dbrouter.linking.link import link_question
 
         text = check_question(question)
         max_columns = _bounded(max_columns, "max_columns", 1, MAX_LINK_COLUMNS)
         llm = self._llm()
         with self._kb(caller, own=llm is not None) as con:
-            if db is None:
-                try:
-                    db, _ = route_database(con, text, "link against", llm=llm, flag="db")
-                except NoDatabase:
-                    if (caller or self.user) is not None:
-                        raise NoDatabase(NO_ACCESSIBLE_DATABASE) from None
-                    raise
-                routed = True
-            else:
-                require_database(con, db)
-                routed = False
-            linked = link(con, text, db, max_columns=max_columns)
-            schema = render_schema(con, db, linked.columns)
-        return {"db_id": db, "routed": routed, "tables": linked.tables, "columns": linked.names, "schema": schema,
-                "notes": linked.notes}
+            try:
+                done = link_question(con, text, db, llm=llm, max_columns=max_columns, flag="db")
+            except NoDatabase:
+                if (caller or self.user) is not None:
+                    raise NoDatabase(NO_ACCESSIBLE_DATABASE) from None
+                raise
+        return {"db_id": done.db_id, "routed": done.routed, "tables": done.linked.tables,
+                "columns": done.linked.names, "schema": done.schema, "notes": done.linked.notes}
 
     def retrieve(self, question: str, db: str | None = None, k: int = 4,
                  caller: UserAccess | None = None) -> dict[str, Any]:
