@@ -26,6 +26,7 @@ from pathlib import Path
 
 import yaml
 
+from dbrouter.connection import Connection
 from dbrouter.errors import AccessError
 
 NO_ACCESSIBLE_DATABASE = "no database you can access answers this"
@@ -199,7 +200,7 @@ def scope_ddl(databases: list[str] | None) -> str:
     return f"set variable dbrouter_allowed_databases = [{values}]::varchar[]"
 
 
-def restrict(con, access: UserAccess | None) -> None:
+def restrict(con: Connection, access: UserAccess | None) -> None:
     """Scope a DuckDB session to ``access``'s databases of the KB (None lifts the scope).
 
     Args:
@@ -215,7 +216,7 @@ def restrict(con, access: UserAccess | None) -> None:
     _check_scope(con, allowed)
 
 
-def check_scopable(con) -> None:
+def check_scopable(con: Connection) -> None:
     """Refuse a KB whose routing does not honour the session's scope, before serving it under a
     policy: scoped to no database, its ``kb_allowed_databases`` must be empty.
 
@@ -232,7 +233,7 @@ def check_scopable(con) -> None:
         con.execute(scope_ddl(None))
 
 
-def _check_scope(con, allowed: list[str]) -> None:
+def _check_scope(con: Connection, allowed: list[str]) -> None:
     """Fail closed unless the session's ``kb_allowed_databases`` holds only ``allowed``: a KB built
     before access scopes has no such view, or one that ignores the session variable, and its routing
     functions rank every database whatever the scope says."""

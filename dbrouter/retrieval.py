@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from dbrouter.connection import Connection
 from dbrouter.errors import DbrouterError
 
 
@@ -54,7 +55,7 @@ class StructuredStatement:
     problems: list[str] | None
 
 
-def list_statements(con, db: str | None = None) -> list[StructuredStatement]:
+def list_statements(con: Connection, db: str | None = None) -> list[StructuredStatement]:
     """Every statement of the KB (or of one database), as structured by the last build.
 
     Args:
@@ -71,7 +72,7 @@ def list_statements(con, db: str | None = None) -> list[StructuredStatement]:
     return [StructuredStatement(*r) for r in rows]
 
 
-def retrieve_statements(con, question: str | None, db: str | None = None, k: int = 4) -> list[RetrievedStatement]:
+def retrieve_statements(con: Connection, question: str | None, db: str | None = None, k: int = 4) -> list[RetrievedStatement]:
     """Top-``k`` domain statements for ``question`` (SbR).
 
     Args:
@@ -90,7 +91,7 @@ def retrieve_statements(con, question: str | None, db: str | None = None, k: int
                  "structure_status, score, matched_text from retrieve_statements(?, ?, ?)", question, db, k)
 
 
-def retrieve_examples(con, question: str | None, db: str | None = None, k: int = 3) -> list[RetrievedExample]:
+def retrieve_examples(con: Connection, question: str | None, db: str | None = None, k: int = 3) -> list[RetrievedExample]:
     """Examples for ``question`` from the progressive cascade.
 
     Args:
@@ -106,13 +107,13 @@ def retrieve_examples(con, question: str | None, db: str | None = None, k: int =
                  "score, threshold, similarity from retrieve_examples(?, ?, ?)", question, db, k)
 
 
-def _rows(con, cls, sql: str, question: str | None, db: str | None, k: int) -> list:
+def _rows(con: Connection, cls, sql: str, question: str | None, db: str | None, k: int) -> list:
     if db is not None:
         require_database(con, db)
     return [cls(*r) for r in con.execute(sql, [question, db, int(k)]).fetchall()]
 
 
-def require_database(con, db: str) -> None:
+def require_database(con: Connection, db: str) -> None:
     """Raise unless ``db`` is a database of the knowledge base (a typo must not read as "nothing found").
 
     Args:

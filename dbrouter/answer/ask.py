@@ -24,6 +24,7 @@ from decimal import Decimal
 from typing import Any
 
 from dbrouter.answer.generate import generate_sql
+from dbrouter.connection import Connection
 from dbrouter.console import shown
 from dbrouter.errors import DbrouterError
 from dbrouter.execute.runners import execute, target_for
@@ -188,7 +189,7 @@ def check_question(question: Any) -> str:
     return text
 
 
-def ask(con, question: str | None, db: str | None = None, linker: str = "retrieval", llm=None, n: int = 5,
+def ask(con: Connection, question: str | None, db: str | None = None, linker: str = "retrieval", llm=None, n: int = 5,
         repair_turns: int = 3, max_columns: int = MAX_COLUMNS) -> Answer:
     """Answer ``question`` with SQL on the database that can answer it.
 
@@ -234,7 +235,7 @@ def ask(con, question: str | None, db: str | None = None, linker: str = "retriev
     return answer
 
 
-def _route(con, answer: Answer, llm) -> None:
+def _route(con: Connection, answer: Answer, llm) -> None:
     """Route the question as `dbrouter route` does (with the LLM's phrase mapping when there is one);
     an abstention is an error naming the closest databases. The mapping's LLM answers are counted."""
     before = (llm.stats.calls + llm.stats.cache_hits, llm.stats.prompt_tokens, llm.stats.completion_tokens) if llm else None
@@ -249,7 +250,7 @@ def _route(con, answer: Answer, llm) -> None:
                             f"{', '.join(result.mapping.fallback)}")
 
 
-def _target(con, answer: Answer):
+def _target(con: Connection, answer: Answer):
     """The database's target, or None (with a note, and the dialect its SQL is still written in)."""
     try:
         target = target_for(con, answer.db_id)
@@ -261,7 +262,7 @@ def _target(con, answer: Answer):
     return target
 
 
-def _link(con, llm, target, answer: Answer, linker: str, max_columns: int):
+def _link(con: Connection, llm, target, answer: Answer, linker: str, max_columns: int):
 
     linked = link(con, answer.question, answer.db_id, linker, llm, target, max_columns=max_columns)
     answer.linked_columns = linked.names
@@ -272,7 +273,7 @@ def _link(con, llm, target, answer: Answer, linker: str, max_columns: int):
     return linked
 
 
-def _retrieve(con, answer: Answer) -> tuple[list, list]:
+def _retrieve(con: Connection, answer: Answer) -> tuple[list, list]:
 
     statements = retrieve_statements(con, answer.question, answer.db_id)
     examples = retrieve_examples(con, answer.question, answer.db_id)
@@ -301,7 +302,7 @@ def _answer_without_llm(answer: Answer, target, examples: list) -> None:
         answer.status, answer.error = "error", str(exc)
 
 
-def _answer_with_llm(con, answer: Answer, llm, target, linked, statements, examples, n: int,
+def _answer_with_llm(con: Connection, answer: Answer, llm, target, linked, statements, examples, n: int,
                      repair_turns: int) -> None:
     """Generate the SQL (candidates, repair, vote) and fill the answer with the winner's result."""
 

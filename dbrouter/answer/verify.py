@@ -9,6 +9,7 @@ knowledge base knows for it instead.
 
 from __future__ import annotations
 
+from dbrouter.connection import Connection
 from dbrouter.errors import DbrouterError
 from dbrouter.execute.runners import check_tables, execute, kb_table_names, target_for
 from dbrouter.query.guard import UnsafeSQL, check_read_only
@@ -18,7 +19,7 @@ VERIFY_TIMEOUT = 30.0
 """Seconds the zero-row run may take before the example is refused."""
 
 
-def verify_example_sql(con, db_id: str, sql: str, timeout: float = VERIFY_TIMEOUT) -> str:
+def verify_example_sql(con: Connection, db_id: str, sql: str, timeout: float = VERIFY_TIMEOUT) -> str:
     """Refuse SQL that is not one read-only SELECT of ``db_id`` that runs.
 
     Args:
@@ -57,7 +58,7 @@ def verify_example_sql(con, db_id: str, sql: str, timeout: float = VERIFY_TIMEOU
     return "ran"
 
 
-def _check_against_catalog(con, db_id: str, sql: str, dialect: str) -> str:
+def _check_against_catalog(con: Connection, db_id: str, sql: str, dialect: str) -> str:
     try:
         statement = check_read_only(sql, dialect)
     except UnsafeSQL as exc:

@@ -16,6 +16,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from dbrouter.connection import Connection
 from dbrouter.enrich.prompts import example_prompt
 from dbrouter.kb.tables import LLM_SCHEMA, ensure_tables
 from dbrouter.llm import LLMClient, StepReport, ask_for_item
@@ -62,7 +63,7 @@ def parse_descriptors(text: str) -> dict | None:
             "requested_entities": obj.get("requested_entities", []), "paraphrases": obj.get("paraphrases", [])[:5]}
 
 
-def describe_with_llm(con, llm: LLMClient, db: str | None = None, redo: bool = False,
+def describe_with_llm(con: Connection, llm: LLMClient, db: str | None = None, redo: bool = False,
                       progress: Callable[[str], None] | None = None) -> DescribeReport:
     """Describe the KB's examples with the LLM and store the answers.
 

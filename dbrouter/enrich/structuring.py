@@ -15,6 +15,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from dbrouter.connection import Connection
 from dbrouter.enrich.prompts import DEFAULT_STATEMENT_EXEMPLARS, statement_prompt
 from dbrouter.kb.tables import LLM_SCHEMA, ensure_tables
 from dbrouter.llm import LLMClient, StepReport, ask_for_item
@@ -62,7 +63,7 @@ def parse_answer(text: str) -> tuple[str, str] | None:
     return None
 
 
-def _load(con, db: str | None):
+def _load(con: Connection, db: str | None):
     where = "where s.db_id = ?" if db else ""
     statements = con.execute(
         f"select s.db_id, s.statement_text from kb_domain_statements s {where} order by 1, 2",
@@ -78,7 +79,7 @@ def _load(con, db: str | None):
     return statements, ddl, cols, shots, done
 
 
-def structure_with_llm(con, llm: LLMClient, db: str | None = None, redo: bool = False,
+def structure_with_llm(con: Connection, llm: LLMClient, db: str | None = None, redo: bool = False,
                        progress: Callable[[str], None] | None = None) -> StructuringReport:
     """Structure the KB's statements with the LLM and store the validated answers.
 

@@ -20,6 +20,7 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from dbrouter.connection import Connection
 from dbrouter.console import err
 from dbrouter.eval.benchmark import Benchmark, Question, is_withheld
 from dbrouter.eval.kb import Log, build_kb
@@ -71,7 +72,7 @@ def databases_without_withheld(bench: Benchmark, path: Path) -> Path:
     return path
 
 
-def route_top(con, question: str) -> tuple[str | None, bool, str | None]:
+def route_top(con: Connection, question: str) -> tuple[str | None, bool, str | None]:
     """The first-ranked database of ``route_query_ranked``, whether it abstained, and the test that refused.
 
     Args:
@@ -163,7 +164,7 @@ def _measure(bench: Benchmark, warehouse: Path, embedder: str | None, path: str,
         off_refused_by_intent=_share([t == "intent" for _, _, t in off]))
 
 
-def _threshold(con) -> float | None:
+def _threshold(con: Connection) -> float | None:
     """The abstention threshold the route functions were built with (None: never abstain)."""
     text = con.execute("select route_abstain_below()").fetchone()[0]
     return None if text is None else float(text)

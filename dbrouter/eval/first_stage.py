@@ -18,6 +18,7 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from dbrouter.connection import Connection
 from dbrouter.console import err
 from dbrouter.eval.benchmark import Benchmark
 from dbrouter.eval.kb import Log, build_kb
@@ -42,7 +43,7 @@ class FirstStageMetrics:
     seconds: float
 
 
-def first_stage_ranks(con, question: str, gold: str, depth: int) -> tuple[int | None, list[int]]:
+def first_stage_ranks(con: Connection, question: str, gold: str, depth: int) -> tuple[int | None, list[int]]:
     """The gold database's stage-1 rank and the stage-1 ranks of the one-stage top ``depth``.
 
     Args:

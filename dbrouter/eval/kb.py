@@ -14,6 +14,7 @@ from typing import TypeVar
 
 import numpy as np
 
+from dbrouter.connection import Connection
 from dbrouter.console import err
 from dbrouter.errors import DbtRunError
 from dbrouter.eval.benchmark import Question
@@ -123,7 +124,7 @@ def embedded_by_last_build(warehouse: Path) -> int:
         con.close()
 
 
-def latency(con, questions: list[str], n: int = 200, seed: int = 0,
+def latency(con: Connection, questions: list[str], n: int = 200, seed: int = 0,
             function: str = "route_query") -> tuple[float, float]:
     """Warm p50/p95 of ``select route_query(?)`` (or another scalar routing macro).
 

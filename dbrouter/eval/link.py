@@ -15,6 +15,7 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from dbrouter.connection import Connection
 from dbrouter.console import err
 from dbrouter.eval.benchmark import Benchmark, Question
 from dbrouter.eval.gold import GoldSchema, Schema, gold_schema
@@ -174,7 +175,7 @@ def eval_link(bench: Benchmark, workdir: Path, embedder: str | None, limit: int 
 
 
 
-def link_latency(con, questions: list[Question], n: int = 200, seed: int = 0) -> tuple[float, float]:
+def link_latency(con: Connection, questions: list[Question], n: int = 200, seed: int = 0) -> tuple[float, float]:
     """Warm p50/p95 of one full :func:`dbrouter.linking.linker.link_schema` call (signals read
     from the KB each time, as ``dbrouter ask`` does).
 

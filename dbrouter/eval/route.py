@@ -16,6 +16,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from dbrouter.connection import Connection
 from dbrouter.console import err
 from dbrouter.eval import routed as routed_questions
 from dbrouter.eval.benchmark import Benchmark, Question, setting_split
@@ -131,7 +132,7 @@ def error_category(gold: RouteEvidence | None, top: RouteEvidence, weights: dict
     return "lost_on_" + max(sorted(gap), key=lambda n: gap[n])
 
 
-def route_one(con, q: Question, out: RoutedRanks, path: str = "udf", depth: int = 10,
+def route_one(con: Connection, q: Question, out: RoutedRanks, path: str = "udf", depth: int = 10,
               weights: dict[str, float] | None = None) -> None:
     """Route one question through ``route_query_ranked_<path>`` and add its outcome to ``out``.
 
@@ -168,7 +169,7 @@ def _checked(path: str) -> str:
     return path
 
 
-def evaluate_routing(con, questions: list[Question], log: Log = err, path: str = "udf") -> RoutedRanks:
+def evaluate_routing(con: Connection, questions: list[Question], log: Log = err, path: str = "udf") -> RoutedRanks:
     """Route every question and collect the gold ranks.
 
     Args:

@@ -21,6 +21,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from dbrouter.answer.generate import generate_sql
+from dbrouter.connection import Connection
 from dbrouter.console import err
 from dbrouter.errors import DbrouterError
 from dbrouter.eval.benchmark import Benchmark, Question
@@ -176,7 +177,7 @@ def build_eval_kb(bench: Benchmark, workdir: Path, embedder: str | None, log: Lo
     return workdir / "kb.duckdb"
 
 
-def evaluate(con, name: str, questions: list[Question], dumps, llm, n: int = 5, repair_turns: int = 3,
+def evaluate(con: Connection, name: str, questions: list[Question], dumps, llm, n: int = 5, repair_turns: int = 3,
              log: Log = err) -> SqlEvalResult:
     """Score the SQL generated for each question on its gold database's loaded dump.
 
@@ -216,7 +217,7 @@ def evaluate(con, name: str, questions: list[Question], dumps, llm, n: int = 5, 
     return result
 
 
-def score_question(con, llm, q: Question, target, result: SqlEvalResult, n: int, repair_turns: int) -> bool | None:
+def score_question(con: Connection, llm, q: Question, target, result: SqlEvalResult, n: int, repair_turns: int) -> bool | None:
     """Generate the SQL of one question on its gold database and compare results with the gold SQL.
 
     Args:

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
+from dbrouter.connection import Connection
 from dbrouter.console import err
 from dbrouter.errors import BenchmarkError
 from dbrouter.eval.benchmark import Benchmark, Question
@@ -93,7 +94,7 @@ def _build(bench: Benchmark, workdir: Path, embedder: str | None, log: Log) -> P
 Repository = dict[str, list[tuple[str, str, np.ndarray]]]
 
 
-def _repository(con) -> Repository:
+def _repository(con: Connection) -> Repository:
     """The KB's statements per database: (statement_id, text, vector)."""
     repo: Repository = {}
     for db, sid, text, vec in con.execute(

@@ -37,6 +37,7 @@ from typing import Any
 
 import numpy as np
 
+from dbrouter.connection import Connection
 from dbrouter.console import err
 from dbrouter.eval.benchmark import Benchmark, Question, setting_split
 from dbrouter.eval.kb import Log, build_kb, percentiles_ms
@@ -216,7 +217,7 @@ class Baselines:
                 rank_of([self.mean_ids[j] for j in np.argsort(-sims, kind="stable")], gold))
 
 
-def mean_table_vectors(con) -> tuple[list[str], np.ndarray]:
+def mean_table_vectors(con: Connection) -> tuple[list[str], np.ndarray]:
     """Each database's mean table-document vector, normalised, as the KB stores them.
 
     Args:

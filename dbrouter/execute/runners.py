@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from dbrouter.connection import Connection
 from dbrouter.errors import DbrouterError
 from dbrouter.query.guard import UnsafeSQL, check_read_only
 from dbrouter.query.results import QueryResult
@@ -32,7 +33,7 @@ from dbrouter.sources.registry import source_type
 # target_for
 
 
-def target_for(con, db_id: str) -> Target:
+def target_for(con: Connection, db_id: str) -> Target:
     """The executable source of ``db_id`` from ``kb_databases`` (source_type/source_path).
 
     Args:
@@ -56,7 +57,7 @@ def target_for(con, db_id: str) -> Target:
     return target
 
 
-def kb_table_names(con, db_id: str) -> frozenset[str]:
+def kb_table_names(con: Connection, db_id: str) -> frozenset[str]:
     """The tables the knowledge base holds for ``db_id``, as :attr:`Target.tables` names them.
 
     Args:

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from dbrouter import settings
+from dbrouter.connection import Connection
 from dbrouter.errors import DbrouterError, NoDatabase
 
 T = TypeVar("T")
@@ -304,7 +305,7 @@ def journal_rows(path: Path | None, offset: int = 0, limit: int | None = None) -
     return rows, offset, read_lines
 
 
-def read_table(con, relation: str = "kb_query_log") -> list[LogEntry]:
+def read_table(con: Connection, relation: str = "kb_query_log") -> list[LogEntry]:
     """The entries a warehouse holds (its view ``kb_query_log``, as of its last build), oldest first.
 
     Args:

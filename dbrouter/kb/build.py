@@ -44,6 +44,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from dbrouter.connection import Connection
 from dbrouter.errors import USER_ERRORS, BuildError, DbrouterError, DbtRunError, InconsistentKB
 from dbrouter.feedback.log import log_path
 from dbrouter.kb.changes import changes_path
@@ -123,7 +124,7 @@ def _remove(path: Path) -> bool:
         return False
 
 
-def kb_problems(con) -> list[str]:
+def kb_problems(con: Connection) -> list[str]:
     """Consistency problems of a built knowledge base (empty list: consistent).
 
     Checks that the route functions exist and that every database of ``kb_databases`` with tables

@@ -24,6 +24,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from dbrouter.connection import Connection
 from dbrouter.kb.tables import (
     USER_SCHEMA,
     add_example,
@@ -94,7 +95,7 @@ def changes_path(warehouse: str | Path) -> Path:
     return w.with_name(f"{w.stem}.changes.jsonl")
 
 
-def apply(con, change: Change) -> int:
+def apply(con: Connection, change: Change) -> int:
     """Apply one change to the user tables of a read-write connection.
 
     Args:
@@ -187,7 +188,7 @@ def read(path: Path, offset: int = 0) -> tuple[list[Change], int, int]:
     return out, offset, bad
 
 
-def pending(con, warehouse: str | Path) -> list[Change]:
+def pending(con: Connection, warehouse: str | Path) -> list[Change]:
     """The journal's changes that no build has applied yet.
 
     Args:
@@ -213,7 +214,7 @@ class Applied:
     refused: list[str] = field(default_factory=list)
 
 
-def load_into(con, path: Path | None) -> Applied:
+def load_into(con: Connection, path: Path | None) -> Applied:
     """Apply the journal's changes not applied yet to a build's copy of the warehouse.
 
     Args:
@@ -279,7 +280,7 @@ def item_id(kind: str, db_id: str, text: str, sql: str | None = None) -> str:
     return hashlib.md5(key.encode("utf-8")).hexdigest()
 
 
-def stored_items(con, warehouse: str | Path, kind: str, db_id: str | None = None,
+def stored_items(con: Connection, warehouse: str | Path, kind: str, db_id: str | None = None,
                  text: str | None = None) -> list[StoredItem]:
     """The examples or statements of the last build, then those pending in the journal.
 

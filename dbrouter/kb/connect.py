@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from dbrouter import settings
+from dbrouter.connection import Connection
 from dbrouter.errors import EmbedderMismatch, WarehouseError
 from dbrouter.kb import ROUTE_PATHS
 from python_udfs.plugin import register_udfs
@@ -76,7 +77,7 @@ def connect(path: str | Path, read_only: bool = True, embedder: str | None = Non
     return con
 
 
-def _find_kb_schema(con, path: Path) -> None:
+def _find_kb_schema(con: Connection, path: Path) -> None:
     """Make the KB's tables readable by their plain names wherever the build put them.
 
     ``dbrouter build`` writes them to the default schema; dbrouter used as a dbt package in another
@@ -107,7 +108,7 @@ def _find_kb_schema(con, path: Path) -> None:
     con.execute(f"SET search_path = '{schemas[0].replace(chr(39), chr(39) * 2)},main'")
 
 
-def use_route_path(con, route_path: str) -> None:
+def use_route_path(con: Connection, route_path: str) -> None:
     """Make the plain-named entry points of this connection call one path's macros.
 
     Temp macros (searched before the file's) shadow ``route_query``, ``route_query_json``,
@@ -127,7 +128,7 @@ def use_route_path(con, route_path: str) -> None:
         con.execute(ddl)
 
 
-def route_path_ddl(con, route_path: str) -> str | None:
+def route_path_ddl(con: Connection, route_path: str) -> str | None:
     """The CREATE TEMP MACRO statements that give a connection ``route_path``'s entry points.
 
     Args:
@@ -162,12 +163,12 @@ def _no_route_functions(path: Path) -> WarehouseError:
     return WarehouseError(f"{path} has no route functions: run `dbrouter build` (dbt build) on it first")
 
 
-def _has_function(con, name: str) -> bool:
+def _has_function(con: Connection, name: str) -> bool:
     """Whether the warehouse defines a function or macro ``name`` (any schema)."""
     return bool(con.execute("select count(*) from duckdb_functions() where function_name = ?", [name]).fetchall()[0][0])
 
 
-def kb_embedders(con) -> list[str]:
+def kb_embedders(con: Connection) -> list[str]:
     """The embedder names the knowledge base's current vectors were made with (normally one).
 
     Args:
@@ -180,7 +181,7 @@ def kb_embedders(con) -> list[str]:
     return [r[0] for r in rows if r[0]]
 
 
-def _embedder_for(con, path: Path, asked: str | None) -> str | None:
+def _embedder_for(con: Connection, path: Path, asked: str | None) -> str | None:
     """The embedder to register: the KB's own; an explicit or environment choice must match it."""
     built_with = kb_embedders(con)
     source = "the embedder argument (--embedder)" if asked else "$DBROUTER_EMBEDDER"

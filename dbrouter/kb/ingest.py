@@ -16,9 +16,14 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
+from dbrouter.connection import Connection
+
+if TYPE_CHECKING:
+    import duckdb
 from dbrouter.errors import SourceError
 from dbrouter.kb import changes as user_changes
 from dbrouter.kb.tables import ensure_tables, load_query_log
@@ -337,7 +342,7 @@ def snapshot_rows(snaps: list[DatabaseSnapshot]) -> dict[str, list[dict]]:
     return out
 
 
-def write_raw(con, rows: dict[str, list[dict]], schema: str = RAW_SCHEMA) -> None:
+def write_raw(con: duckdb.DuckDBPyConnection, rows: dict[str, list[dict]], schema: str = RAW_SCHEMA) -> None:
     """Replace the raw snapshot tables in one transaction (and drop the last build's :data:`BUILD_INPUTS`).
 
     Args:
@@ -451,7 +456,7 @@ def ingest_report(collected: Collected, user_statements: list[dict], seconds: fl
         seconds=collected.seconds + seconds)
 
 
-def user_statements(con) -> list[dict]:
+def user_statements(con: Connection) -> list[dict]:
     """The statements added with the CLI that a warehouse holds (``db_id``, ``statement``).
 
     Args:

@@ -30,7 +30,12 @@ import time
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from dbrouter.connection import Connection
+
+if TYPE_CHECKING:
+    import duckdb
 from dbrouter.kb.changes import pending
 from dbrouter.kb.dbt_runner import project_dir
 from dbrouter.kb.ingest import BUILD_INPUTS, RAW_SCHEMA
@@ -101,7 +106,7 @@ def sources_digest(rows: dict[str, list[dict]]) -> str:
     return _sha(chunks())
 
 
-def user_digest(con, warehouse: Path) -> str:
+def user_digest(con: Connection, warehouse: Path) -> str:
     """The digest of the kept tables' rows and of the changes no build has applied yet.
 
     Args:
@@ -187,7 +192,7 @@ def build_inputs(rows: dict[str, list[dict]], con, warehouse: Path, embedder: st
                         "project": project_digest(), "embedder": embedder, "software": software_digest()})
 
 
-def recorded_inputs(con) -> tuple[dict[str, str], str] | None:
+def recorded_inputs(con: Connection) -> tuple[dict[str, str], str] | None:
     """What the build of the KB recorded as its inputs.
 
     Args:
@@ -207,7 +212,7 @@ def recorded_inputs(con) -> tuple[dict[str, str], str] | None:
     return {part: value for part, value, _ in rows}, rows[0][2]
 
 
-def record_inputs(con, inputs: BuildInputs) -> None:
+def record_inputs(con: duckdb.DuckDBPyConnection, inputs: BuildInputs) -> None:
     """Record ``inputs`` in the KB being built (call after ``dbt build`` passed).
 
     Args:

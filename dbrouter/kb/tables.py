@@ -9,7 +9,12 @@ derived (structured statements, example descriptors).
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from dbrouter.connection import Connection
+
+if TYPE_CHECKING:
+    import duckdb
 from dbrouter.feedback.log import LOG_TABLE, journal_rows
 
 USER_SCHEMA = "dbrouter_user"
@@ -46,7 +51,7 @@ JOURNALS_TABLE = f"{USER_SCHEMA}.query_log_journals"
 path, inode and byte offset, so a build reads only the lines appended since."""
 
 
-def journal_offset(con, path) -> int:
+def journal_offset(con: Connection, path) -> int:
     """Where the next load of the journal ``path`` starts: the recorded offset when the file is the
     same (path and inode) and not shorter, else 0 (rotated, replaced, or never loaded).
 
@@ -68,7 +73,7 @@ def journal_offset(con, path) -> int:
     return int(done[0][1]) if done and done[0][0] == stat.st_ino and done[0][1] <= stat.st_size else 0
 
 
-def record_journal_offset(con, path, offset: int) -> None:
+def record_journal_offset(con: Connection, path, offset: int) -> None:
     """Record that the journal ``path`` is loaded up to ``offset`` (read-write connection).
 
     Args:
@@ -80,7 +85,7 @@ def record_journal_offset(con, path, offset: int) -> None:
                 [str(path.resolve()), path.stat().st_ino, offset]).fetchall()
 
 
-def ensure_tables(con) -> None:
+def ensure_tables(con: Connection) -> None:
     """Create the persistent schemas/tables if missing (idempotent).
 
     Args:
@@ -116,7 +121,7 @@ def check_example(db_id: str, question: str, sql: str) -> None:
         raise ValueError("the SQL is empty")
 
 
-def add_statement(con, db_id: str, statement: str, added_by: str = "cli") -> None:
+def add_statement(con: Connection, db_id: str, statement: str, added_by: str = "cli") -> None:
     """Append one user statement (the original text is stored verbatim, never edited).
 
     Args:
@@ -134,7 +139,7 @@ def add_statement(con, db_id: str, statement: str, added_by: str = "cli") -> Non
                 [db_id.strip(), statement, added_by])
 
 
-def add_example(con, db_id: str, question: str, sql: str, added_by: str = "cli") -> None:
+def add_example(con: Connection, db_id: str, question: str, sql: str, added_by: str = "cli") -> None:
     """Append one verified question/SQL example (used by the next build).
 
     Args:
@@ -157,7 +162,7 @@ LOAD_CHUNK = 50_000
 """Journal lines per insert (bounds the build's memory whatever the journal's size)."""
 
 
-def load_query_log(con, path: Path | None, table: str = LOG_TABLE) -> int:
+def load_query_log(con: duckdb.DuckDBPyConnection, path: Path | None, table: str = LOG_TABLE) -> int:
     """Add the query log journal's entries (:mod:`dbrouter.feedback.log`) that the warehouse table does not
     hold yet (DuckDB).
 

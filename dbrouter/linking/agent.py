@@ -21,6 +21,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
+from dbrouter.connection import Connection
 from dbrouter.errors import AgentConfigError, DbrouterError
 from dbrouter.execute.runners import execute
 from dbrouter.linking import columns
@@ -239,7 +240,7 @@ class _Turn:
     stop: bool = False
 
 
-def kb_environment(con, target: Target | None, db: str, sql_timeout: float = 10.0) -> AgentEnvironment:
+def kb_environment(con: Connection, target: Target | None, db: str, sql_timeout: float = 10.0) -> AgentEnvironment:
     """The real environment: KB column retrieval and safe execution on ``target``.
 
     Args:
@@ -268,7 +269,7 @@ def kb_environment(con, target: Target | None, db: str, sql_timeout: float = 10.
                             dialect=target.dialect if target is not None else None, sql_timeout=sql_timeout)
 
 
-def link_schema_agent(con, llm: ChatModel | None, target: Target | None, question: str, db: str, n_initial: int = 30,
+def link_schema_agent(con: Connection, llm: ChatModel | None, target: Target | None, question: str, db: str, n_initial: int = 30,
                       m: int = 3, max_turns: int = 10, sql_timeout: float = 10.0) -> LinkedSchema:
     """Link ``question`` to columns of ``db`` with the AutoLink agent.
 

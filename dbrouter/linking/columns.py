@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from dbrouter.connection import Connection
 from dbrouter.retrieval import require_database
 
 _COLUMN_FIELDS = ("table_name, column_name, data_type, is_primary_key, is_foreign_key, references_text, "
@@ -51,7 +52,7 @@ class ScoredColumn:
     score: float
 
 
-def retrieve_columns(con, question: str, db: str, k: int = 10, exclude: Iterable[str] = ()) -> list[ScoredColumn]:
+def retrieve_columns(con: Connection, question: str, db: str, k: int = 10, exclude: Iterable[str] = ()) -> list[ScoredColumn]:
     """Top-``k`` columns of ``db`` for ``question``, skipping ``exclude``.
 
     Args:
@@ -77,7 +78,7 @@ def retrieve_columns(con, question: str, db: str, k: int = 10, exclude: Iterable
     return [ScoredColumn(SchemaColumn.from_row(r[:8]), float(r[8])) for r in rows]
 
 
-def all_columns(con, db: str) -> list[SchemaColumn]:
+def all_columns(con: Connection, db: str) -> list[SchemaColumn]:
     """Every column of ``db`` in table and ordinal order.
 
     Args:
@@ -92,7 +93,7 @@ def all_columns(con, db: str) -> list[SchemaColumn]:
     return [SchemaColumn.from_row(r) for r in rows]
 
 
-def table_names(con, db: str) -> list[str]:
+def table_names(con: Connection, db: str) -> list[str]:
     """Every table of ``db``, sorted.
 
     Args:
@@ -110,7 +111,7 @@ def _clean_name(raw: str) -> str:
     return raw.strip().strip("`\"'[] ").replace('"', "").replace("`", "")
 
 
-def lookup_columns(con, db: str, names: Iterable[str]) -> tuple[list[SchemaColumn], list[str]]:
+def lookup_columns(con: Connection, db: str, names: Iterable[str]) -> tuple[list[SchemaColumn], list[str]]:
     """Resolve ``table.column`` names (case-insensitive; quotes, backticks and a leading
     ``db.`` tolerated).
 
@@ -139,7 +140,7 @@ def lookup_columns(con, db: str, names: Iterable[str]) -> tuple[list[SchemaColum
     return found, unknown
 
 
-def join_edges(con, db: str, tables: Iterable[str] | None = None) -> list[tuple[str, str, str, str, bool]]:
+def join_edges(con: Connection, db: str, tables: Iterable[str] | None = None) -> list[tuple[str, str, str, str, bool]]:
     """Join edges of ``db`` (declared foreign keys and implied ones), one per unordered pair.
 
     Args:
@@ -177,7 +178,7 @@ def _render_column(c: SchemaColumn, max_samples: int, max_chars: int) -> str:
     return "(" + ", ".join(parts) + ")"
 
 
-def render_schema(con, db: str, columns: Iterable[SchemaColumn], max_samples: int = 3,
+def render_schema(con: Connection, db: str, columns: Iterable[SchemaColumn], max_samples: int = 3,
                   max_value_chars: int = 40) -> str:
     """M-Schema-like text of ``columns`` grouped by table, with the join edges between those tables.
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from dbrouter.connection import Connection
 from dbrouter.linking.columns import SchemaColumn
 
 BASE_FEATURES = ("cos", "cos_margin", "inv_rank", "ex_max", "ex_sum", "ex_top1", "tab_ex", "tab_cos",
@@ -143,7 +144,7 @@ def _stack(vectors: list) -> np.ndarray:
     return np.asarray(vectors, dtype=np.float32) if vectors else np.zeros((0, 1), np.float32)
 
 
-def load_signals(con, db: str) -> DatabaseSignals:
+def load_signals(con: Connection, db: str) -> DatabaseSignals:
     """Read one database's linking signals from the KB.
 
     Args:

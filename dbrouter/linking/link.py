@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from dbrouter.connection import Connection
 from dbrouter.errors import NoDataSource
 from dbrouter.execute.runners import target_for
 from dbrouter.linking import MAX_COLUMNS
@@ -23,7 +24,7 @@ NO_LLM_FOR_AGENT = ("the agent linker needs an LLM (DBROUTER_LLM_BASE_URL is uns
                     "the LLM-free linker")
 
 
-def link(con, question: str, db: str, linker: str = "retrieval", llm=None, target=None,
+def link(con: Connection, question: str, db: str, linker: str = "retrieval", llm=None, target=None,
          max_columns: int = MAX_COLUMNS) -> LinkedSchema:
     """Link with the chosen linker (what ``dbrouter link`` and ``dbrouter ask`` call).
 
@@ -66,7 +67,7 @@ class LinkedQuestion:
     schema: str
 
 
-def link_question(con, question: str, db: str | None = None, linker: str = "retrieval", llm=None,
+def link_question(con: Connection, question: str, db: str | None = None, linker: str = "retrieval", llm=None,
                   max_columns: int = MAX_COLUMNS, flag: str = "--db") -> LinkedQuestion:
     """Route ``question`` unless ``db`` is given (as `dbrouter route` routes it, with ``llm``'s
     phrase mapping when there is one), then link it: the one linking call of the CLI and MCP.

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from dbrouter.connection import Connection
 from dbrouter.errors import DbrouterError
 from dbrouter.linking import MAX_COLUMNS, weights
 from dbrouter.linking.budget import bm25_scores, budgeted_columns, rank_tables
@@ -97,7 +98,7 @@ def select_columns(names: list[str], p: np.ndarray, edges, threshold: float, tab
     return list(dict.fromkeys(linked + sorted(keys - set(linked))))
 
 
-def link_schema(con, question: str, db: str, threshold: float | None = None, table_threshold: float | None = None,
+def link_schema(con: Connection, question: str, db: str, threshold: float | None = None, table_threshold: float | None = None,
                 signals: DatabaseSignals | None = None, max_columns: int | None = MAX_COLUMNS) -> LinkedSchema:
     """Link ``question`` to columns of ``db`` without an LLM.
 
@@ -144,7 +145,7 @@ def link_schema(con, question: str, db: str, threshold: float | None = None, tab
                         notes=[f"{len(cols)} of {len(names)} columns linked without an LLM"] + notes)
 
 
-def question_vector(con, question: str) -> np.ndarray:
+def question_vector(con: Connection, question: str) -> np.ndarray:
     """The question's unit vector from the connection's embedder (the KB's).
 
     Args:

@@ -14,6 +14,7 @@ import re
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
+from dbrouter.connection import Connection
 from dbrouter.llm import LLMClient, StepReport, account_item, try_ask
 from dbrouter.routing.prompts import PHRASE_MAPPING_SYSTEM, PHRASE_MAPPING_USER
 
@@ -73,7 +74,7 @@ def parse_mapping(answer: str, db_id: str, columns: set[tuple[str, str]]) -> lis
     return out or None
 
 
-def map_phrases_llm(con, llm: LLMClient, question: str, db_ids: list[str],
+def map_phrases_llm(con: Connection, llm: LLMClient, question: str, db_ids: list[str],
                     report: MappingReport) -> dict[str, list[PhraseMapping]]:
     """Ask the LLM for each database's phrase mappings (``llm.concurrency`` calls at once, within
     the client's time budget; an unreachable endpoint fails the remaining databases at once).
@@ -108,7 +109,7 @@ def map_phrases_llm(con, llm: LLMClient, question: str, db_ids: list[str],
     return out
 
 
-def embedding_mappings(con, question: str, shortlist_k: int) -> dict[str, list[PhraseMapping]]:
+def embedding_mappings(con: Connection, question: str, shortlist_k: int) -> dict[str, list[PhraseMapping]]:
     """The non-LLM mapper's mappings (``route_phrase_mappings``), as :class:`PhraseMapping` rows.
 
     Args:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 
+from dbrouter.connection import Connection
 from dbrouter.errors import DbrouterError
 
 # The order of macro ranker_signal_names().
@@ -55,7 +56,7 @@ def contributions(signals: dict[str, float], weights: dict[str, float]) -> list[
     return out
 
 
-def kb_weights(con) -> dict[str, float]:
+def kb_weights(con: Connection) -> dict[str, float]:
     """The ranker weights a warehouse's route functions were built with (``route_ranker_weights()``).
 
     Args:
@@ -81,7 +82,7 @@ def calibration_prefix(path: str) -> str:
     return "static_" if path == "sql" else ""
 
 
-def examples_note(con, path: str = "udf") -> str | None:
+def examples_note(con: Connection, path: str = "udf") -> str | None:
     """Why the example signals are 0 on this knowledge base, or None when its examples are used.
 
     Args:

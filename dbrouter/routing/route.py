@@ -6,6 +6,7 @@ import json
 from dataclasses import dataclass, replace
 from typing import Any
 
+from dbrouter.connection import Connection
 from dbrouter.errors import NoDatabase
 from dbrouter.feedback.log import LogEntry
 from dbrouter.routing.evidence import RouteEvidence
@@ -90,7 +91,7 @@ class RouteResult:
                 f"{flag} {self.candidates[0].db_id}")
 
 
-def route(con, question: str | None, k: int = 5, llm=None, shortlist_k: int | None = None) -> RouteResult:
+def route(con: Connection, question: str | None, k: int = 5, llm=None, shortlist_k: int | None = None) -> RouteResult:
     """Rank databases for ``question``: the one routing call of the CLI, ``ask``, ``link`` and MCP.
 
     Without an LLM the warehouse's ``route_query_json`` answers. With one, the LLM maps the
@@ -127,7 +128,7 @@ def _from_json(question: str | None, raw: str) -> RouteResult:
     return RouteResult(question, cands, data.get("reason"), bool(data.get("abstained")))
 
 
-def route_database(con, question: str, what: str, llm=None, flag: str = "--db") -> tuple[str, RouteResult]:
+def route_database(con: Connection, question: str, what: str, llm=None, flag: str = "--db") -> tuple[str, RouteResult]:
     """Route ``question`` for a step that needs one database (``ask``, ``link``).
 
     Args:
@@ -149,7 +150,7 @@ def route_database(con, question: str, what: str, llm=None, flag: str = "--db") 
     return result.best, result
 
 
-def _route_mapped(con, llm, question: str, k: int, shortlist_k: int | None) -> RouteResult:
+def _route_mapped(con: Connection, llm, question: str, k: int, shortlist_k: int | None) -> RouteResult:
     report = MappingReport()
     depth = int(shortlist_k or default_shortlist_k(con))
     shortlist = [r[0] for r in con.execute("select db_id from route_shortlist(?, ?)", [question, depth]).fetchall()]
@@ -180,7 +181,7 @@ def _score(value: Any) -> float | None:
     return None if value is None else float(value)
 
 
-def default_shortlist_k(con) -> int:
+def default_shortlist_k(con: Connection) -> int:
     """The re-rank depth the warehouse's route functions were built with.
 
     Args:

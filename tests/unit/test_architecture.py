@@ -103,7 +103,8 @@ def test_python_udfs_imports_nothing_of_dbrouter():
 
 STAGES: list[tuple[str, ...]] = [
     ("python_udfs",),
-    ("dbrouter.errors", "dbrouter.console", "dbrouter.textin", "dbrouter.settings", "dbrouter.redaction"),
+    ("dbrouter.errors", "dbrouter.console", "dbrouter.textin", "dbrouter.settings", "dbrouter.redaction",
+     "dbrouter.connection"),
     ("dbrouter.access",),
     ("dbrouter.query",),
     ("dbrouter.sources",),
