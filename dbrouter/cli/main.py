@@ -14,7 +14,7 @@ import sys
 from dbrouter.cli import answer, content, kb, report, route, serve
 from dbrouter.cli import eval as eval_cli
 from dbrouter.cli.common import warehouse_path
-from dbrouter.console import err
+from dbrouter.console import err, install_handler
 from dbrouter.errors import USER_ERRORS
 from dbrouter.textin import check_arguments
 
@@ -44,6 +44,7 @@ def main(argv: list[str] | None = None) -> int:
         The exit code: 0, 2 for an error (one ``dbrouter: error: ...`` line on stderr), 130 interrupted.
     """
     args = parser().parse_args(argv)
+    install_handler()
     try:
         check_arguments(args)
         return args.func(args)

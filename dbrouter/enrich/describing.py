@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -20,6 +21,8 @@ from dbrouter.connection import Connection
 from dbrouter.enrich.prompts import example_prompt
 from dbrouter.kb.tables import LLM_SCHEMA, ensure_tables
 from dbrouter.llm import LLMClient, StepReport, ask_for_item
+
+_log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -98,6 +101,6 @@ def describe_with_llm(con: Connection, llm: LLMClient, db: str | None = None, re
             "normalized_question, main_clause, requested_entities, paraphrases, model) values (?, ?, ?, ?, ?, ?, ?, ?)",
             [key, db_id, question, parsed["normalized_question"], parsed["main_clause"],
              parsed["requested_entities"], parsed["paraphrases"], llm.model])
-        if progress and i % 50 == 0:
-            progress(f"  described {i}/{len(rows)} examples")
+        if i % 50 == 0:
+            (progress or _log.info)(f"  described {i}/{len(rows)} examples")
     return report

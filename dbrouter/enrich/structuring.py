@@ -11,6 +11,7 @@ which the next build prefers over the rule-based form.
 from __future__ import annotations
 
 import hashlib
+import logging
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -20,6 +21,8 @@ from dbrouter.enrich.prompts import DEFAULT_STATEMENT_EXEMPLARS, statement_promp
 from dbrouter.kb.tables import LLM_SCHEMA, ensure_tables
 from dbrouter.llm import LLMClient, StepReport, ask_for_item
 from python_udfs.statements import Schema, resolve_references
+
+_log = logging.getLogger(__name__)
 
 _ANSWER = re.compile(r"""^\s*(?:templated domain statement:\s*)?["'‘“](.+?)["'’”]\s+refers\s+to\s+(.+?)\s*$""",
                      re.IGNORECASE)
@@ -116,6 +119,6 @@ def structure_with_llm(con: Connection, llm: LLMClient, db: str | None = None, r
             "(statement_hash, db_id, statement, expression, snippet, status, \"references\", problems, model) "
             "values (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [key, db_id, text, expression, snippet, status, refs, problems, llm.model])
-        if progress and i % 50 == 0:
-            progress(f"  structured {i}/{len(statements)} statements")
+        if i % 50 == 0:
+            (progress or _log.info)(f"  structured {i}/{len(statements)} statements")
     return report

@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import re
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -32,6 +32,7 @@ from dbrouter.connection import Connection
 from dbrouter.errors import DbrouterError, NoDatabase
 
 T = TypeVar("T")
+_log = logging.getLogger(__name__)
 
 MAX_TEXT = 4000
 """Characters of a question or SQL text kept in a log line."""
@@ -120,8 +121,8 @@ class ClientBudget:
                 start, used = now, 0
             if used + size > self.limit:
                 if used <= self.limit:
-                    print(f"dbrouter: the query log drops {client}'s entries for up to an hour: it wrote "
-                          f"{used >> 20} MiB in this hour, the limit per client", file=sys.stderr)
+                    _log.warning(f"dbrouter: the query log drops {client}'s entries for up to an hour: it wrote "
+                                 f"{used >> 20} MiB in this hour, the limit per client")
                     self._used[client] = (start, self.limit + 1)
                 return False
             if len(self._used) >= 100_000 and client not in self._used:
@@ -206,10 +207,11 @@ _warned: set[Path] = set()
 
 
 def _warn_once(path: Path, message: str) -> None:
-    """One stderr line per log and process (stdout may be a protocol: MCP over stdio)."""
+    """One warning per log and process (on stderr through the CLI's handler; never stdout, which
+    may be a protocol: MCP over stdio)."""
     if path not in _warned:
         _warned.add(path)
-        print(f"dbrouter: {message}", file=sys.stderr)
+        _log.warning(f"dbrouter: {message}")
 
 
 def read(path: Path) -> Iterator[LogEntry]:

@@ -33,6 +33,7 @@ orphaned dbt has exited too) serialises builds, and whatever a killed build left
 from __future__ import annotations
 
 import fcntl
+import logging
 import os
 import re
 import shutil
@@ -52,6 +53,8 @@ from dbrouter.kb.dbt_runner import Interrupted, dbt_workdir, run_dbt, user_profi
 from dbrouter.kb.ingest import ingest, ingest_report, read_sources, user_statements
 from dbrouter.kb.inputs import BuildInputs, build_inputs, record_inputs, recorded_inputs, user_digest
 from python_udfs.embeddings import resolve_embedder_name
+
+_log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from dbrouter.kb.ingest import IngestReport
@@ -338,7 +341,7 @@ def build_atomically(config: SourcesConfig, warehouse: str | Path, embedder: str
     in_main = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGTERM, _raise_terminated) if in_main else None
     try:
-        return _build(config, warehouse, embedder, progress or (lambda _msg: None), on_ingested, quiet, force)
+        return _build(config, warehouse, embedder, progress or _log.info, on_ingested, quiet, force)
     except (*USER_ERRORS, duckdb.Error, OSError) as exc:
         state = (f"the previous knowledge base in {warehouse} is unchanged" if existed
                  else f"no knowledge base was written to {warehouse}")

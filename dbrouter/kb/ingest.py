@@ -11,6 +11,7 @@ failed ingest leaves the previous snapshot in place.
 from __future__ import annotations
 
 import json
+import logging
 import sys
 import time
 from collections.abc import Callable, Iterable
@@ -29,6 +30,8 @@ from dbrouter.kb import changes as user_changes
 from dbrouter.kb.tables import ensure_tables, load_query_log
 from dbrouter.sources.base import DatabaseSnapshot, Issue, SourcesConfig, check_foreign_keys, default_db_id, utf8_error
 from dbrouter.sources.registry import source_type
+
+_log = logging.getLogger(__name__)
 
 RAW_SCHEMA = "dbrouter_raw"
 
@@ -250,8 +253,8 @@ def read_source_databases(config: SourcesConfig, progress: Callable[[str], None]
                     snap.issues.append(Issue(snap.db_id, table.name, "warning",
                                              f"{table.kind} is empty: no sample values to route on"))
             snaps.append(snap)
-        if progress and (i % 25 == 0 or i == total):
-            progress(f"  read {i}/{total} sources")
+        if i % 25 == 0 or i == total:
+            (progress or _log.info)(f"  read {i}/{total} sources")
     return snaps, issues
 
 
@@ -503,14 +506,15 @@ def ingest(config: SourcesConfig, warehouse: str | Path,
     try:
         write_raw(con, rows)
         logged = load_query_log(con, query_log)
-        if logged and progress:
-            progress(f"query log: {logged} new entries from {query_log} added to dbrouter_user.query_log")
+        say = progress or _log.info
+        if logged:
+            say(f"query log: {logged} new entries from {query_log} added to dbrouter_user.query_log")
         applied = user_changes.load_into(con, changes)
-        if (applied.changes or applied.bad or applied.refused) and progress:
-            progress(f"changes: {applied.changes} from {changes} applied to the examples and statements "
+        if applied.changes or applied.bad or applied.refused:
+            say(f"changes: {applied.changes} from {changes} applied to the examples and statements "
                      f"({applied.rows} rows)" + (f"; {applied.bad} lines that are not changes skipped" if applied.bad else ""))
             for refused in applied.refused[:5]:
-                progress(f"  change refused: {refused}")
+                say(f"  change refused: {refused}")
         added = user_statements(con)
     finally:
         con.close()

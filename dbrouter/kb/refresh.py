@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import time
 from collections.abc import Callable
@@ -37,6 +38,8 @@ from dbrouter.kb.dbt_runner import dbt_workdir
 from dbrouter.sources.base import SourcesConfig, SourceSpec, default_db_id, digest
 from dbrouter.sources.registry import source_type
 from python_udfs.embeddings import resolve_embedder_name
+
+_log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from dbrouter.kb.build import BuildResult
@@ -115,8 +118,8 @@ def fingerprint_sources(config: SourcesConfig, progress: Callable[[str], None] |
         for db_id, hashed in found.items():
             databases[db_id] = digest([databases[db_id], hashed]) if db_id in databases else hashed
         unreadable.update(bad)
-        if progress and total >= PROGRESS_EVERY and (i % PROGRESS_EVERY == 0 or i == total):
-            progress(f"  fingerprinted {i}/{total} sources")
+        if total >= PROGRESS_EVERY and (i % PROGRESS_EVERY == 0 or i == total):
+            (progress or _log.info)(f"  fingerprinted {i}/{total} sources")
     base = config.origin.resolve().parent if config.origin else Path.cwd()
     files: dict[str, str] = {}
     if config.origin:
@@ -368,7 +371,7 @@ def refresh(config: SourcesConfig, warehouse: str | Path, embedder: str | None =
     """
 
     started = time.monotonic()
-    say = progress or (lambda _msg: None)
+    say = progress or _log.info
     name = resolve_embedder_name(embedder)
     changes, fingerprints, since = check(config, warehouse, name, force, say)
     n = len(fingerprints.databases)

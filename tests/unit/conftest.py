@@ -25,3 +25,19 @@ def sq(tmp_path) -> Path:
                    "insert into customer values (1, 'Ada', 'Paris'), (2, 'Bob', 'Rome')",
                    "insert into orders values (1, 1, 9.5)")
 
+
+@pytest.fixture
+def cli_handler():
+    """The CLI's stderr handler on the ``dbrouter`` loggers (:func:`dbrouter.console.install_handler`),
+    removed again after the test."""
+    import logging
+
+    from dbrouter.console import install_handler
+
+    logger = logging.getLogger("dbrouter")
+    saved = (logger.level, list(logger.handlers), logger.propagate)
+    install_handler()
+    yield
+    logger.setLevel(saved[0])
+    logger.handlers[:] = saved[1]
+    logger.propagate = saved[2]

@@ -135,7 +135,7 @@ def test_statements_that_route_nothing_are_not_logged(sql):
     assert from_sql_call(sql, None, pa.table({"a": [1]}), None, 0.1, None) is None
 
 
-def test_a_full_or_unwritable_log_warns_once_and_never_fails_the_call(tmp_path, monkeypatch, capsys):
+def test_a_full_or_unwritable_log_warns_once_and_never_fails_the_call(tmp_path, monkeypatch, capsys, cli_handler):
     import dbrouter.feedback.log as log_module
 
     log = tmp_path / "q.jsonl"
@@ -183,7 +183,7 @@ def test_the_text_report_shows_a_clients_control_characters_escaped(tmp_path):
     assert "\\x1b[2J" in text
 
 
-def test_one_client_cannot_fill_everyones_journal(tmp_path, capsys):
+def test_one_client_cannot_fill_everyones_journal(tmp_path, capsys, cli_handler):
     """Hardening review: one serve client filled the journal's 256 MiB cap in 4 minutes and silenced
     everyone's log. Each client has a budget per hour; over it only its own entries are dropped."""
     from dbrouter.feedback.log import ClientBudget
