@@ -2,7 +2,7 @@
 
 pyarrow imports pandas the first time a process calls ``pa.array``, ``pa.scalar`` or
 ``Array.to_numpy`` (to ask whether a value is a pandas object): about 0.5 s of CPU that a
-one-question `dbrouter route` would spend on a library it never uses (BENCHMARKS.md, "Fast start").
+one-question `dbrouter route` would spend on a library it never uses (docs/decisions/adr-0020-fast-everywhere-issue-36-round-1-2026-11-27.md).
 The UDFs build and read their arrays through these helpers instead, from and into raw buffers;
 ``tests/unit/test_arrow.py`` checks them against pyarrow's own constructors and that routing one
 question imports no pandas.

@@ -205,7 +205,7 @@ class MiniLMEmbedder:
 
 
 DISTILL_VOCAB = 30522  # MiniLM's WordPiece vocabulary: one forward pass per entry
-DISTILL_MINUTES = "about 20 s on an idle 2-core machine, up to 2.5 min on a busy one"  # BENCHMARKS.md, "First run"
+DISTILL_MINUTES = "about 20 s on an idle 2-core machine, up to 2.5 min on a busy one"  # docs/decisions/adr-0001-first-run-issue-12.md
 
 
 @contextlib.contextmanager

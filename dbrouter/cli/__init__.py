@@ -4,7 +4,7 @@ command group; the library does the work.
 The command line runs numpy's BLAS on one thread unless ``OPENBLAS_NUM_THREADS`` says otherwise:
 its products are a question's few rows (the MiniLM pass already asks for one thread), and
 OpenBLAS starting a thread per core costs ~80 ms of CPU when numpy is imported - a sixth of a
-one-question `dbrouter route` (BENCHMARKS.md, "Fast start"). Set before anything imports numpy.
+one-question `dbrouter route` (docs/decisions/adr-0020-fast-everywhere-issue-36-round-1-2026-11-27.md). Set before anything imports numpy.
 """
 
 import os

@@ -168,7 +168,7 @@ false
                        the median best score of the shipped off-topic probes on this KB and path
                        (kb_routing_calibration.offtopic_floor); where the probe applies it replaces
                        this floor (on train questions it refuses more off-topic and fewer answerable
-                       ones: BENCHMARKS.md "Answers a user can trust");
+                       ones: docs/decisions/adr-0017-answers-a-user-can-trust-round-2-issue-34-2026-11-27.md);
       'ranker'         with neither (an empty probe seed), its ranker score is below var
                        dbrouter__abstain_below (fitted on the UDF path by python -m dbrouter.tune.ranker).
     route_query_json's reason names the test and the threshold. -#}
