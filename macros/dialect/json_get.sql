@@ -1,4 +1,5 @@
-{#- Text value of a top-level key of a JSON string column. -#}
+{#- Text value of a top-level key of a JSON *text* column (json_at reads a path of a JSON value: on
+    Snowflake a VARIANT, so text must be parsed first, which this macro does). -#}
 {% macro json_get(json_text, key) -%}
   {{ return(adapter.dispatch('json_get', 'dbrouter')(json_text, key)) }}
 {%- endmacro %}

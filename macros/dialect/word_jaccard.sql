@@ -1,4 +1,5 @@
-{#- Jaccard similarity of the space-separated word sets of two text expressions (0 when both are empty). -#}
+{#- Jaccard similarity of the word sets of two text expressions, split on single spaces (two empty
+    texts are one empty word each: 1; the fixture it_word_jaccard pins this). -#}
 {% macro word_jaccard(a, b) -%}
   {{ return(adapter.dispatch('word_jaccard', 'dbrouter')(a, b)) }}
 {%- endmacro %}
