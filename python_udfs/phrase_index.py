@@ -160,10 +160,32 @@ def _all_of(postings: dict[str, np.ndarray], tokens: Sequence[str], inside: np.n
     return rows
 
 
+def _unique(values: np.ndarray) -> np.ndarray:
+    """``np.unique(values)`` for a 1-d integer array, without numpy's masked-array check: the first
+    ``np.unique`` of a process imports ``numpy.ma`` (10 ms of a one-question route's CPU)."""
+    if len(values) < 2:
+        return values.copy()
+    ordered = np.sort(values)
+    return ordered[np.concatenate(([True], ordered[1:] != ordered[:-1]))]
+
+
+def _union(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``np.union1d(a, b)`` (sorted, distinct) by :func:`_unique`."""
+    return _unique(np.concatenate((a, b)))
+
+
+def _first_of_each(codes: np.ndarray) -> np.ndarray:
+    """``np.unique(codes, return_index=True)[1]``: the position of each code's first occurrence,
+    by code (a stable sort, as numpy's own)."""
+    perm = np.argsort(codes, kind="mergesort")
+    ordered = codes[perm]
+    return perm[np.concatenate(([True], ordered[1:] != ordered[:-1]))] if len(codes) else perm
+
+
 def _any_of(postings: dict[str, np.ndarray], tokens: Sequence[str], inside: np.ndarray) -> np.ndarray:
     """Rows (among ``inside``) whose tokens hold at least one of ``tokens``."""
     parts = [p[inside[p]] for t in dict.fromkeys(tokens) if len(p := postings.get(t, _EMPTY))]
-    return np.unique(np.concatenate(parts)) if parts else _EMPTY
+    return _unique(np.concatenate(parts)) if parts else _EMPTY
 
 
 def _top_similar(index: PhraseIndex, rows: np.ndarray, cos: np.ndarray, n: int) -> np.ndarray:
@@ -179,7 +201,7 @@ def _top_similar(index: PhraseIndex, rows: np.ndarray, cos: np.ndarray, n: int) 
     keep = np.zeros(len(rows), bool)
     keep[order[:n]] = True
     for codes in (index.component_codes, index.declared_codes):
-        _, first = np.unique(codes[rows][order], return_index=True)
+        first = _first_of_each(codes[rows][order])
         keep[order[first]] = True
     return rows[keep]
 
@@ -232,17 +254,17 @@ def span_hits(index: PhraseIndex, dbs: Sequence[str] | None, span_tokens: Sequen
     sims[:, s_norm == 0] = np.nan
     out_rows, out_span, out_exact, out_value = [], [], [], []
     for j, toks in enumerate(span_tokens):
-        named = np.union1d(_any_of(index.column, toks, inside), np.flatnonzero(index.represents & inside))
+        named = _union(_any_of(index.column, toks, inside), np.flatnonzero(index.represents & inside))
         exact = np.intersect1d(_all_of(index.label, toks, inside), named, assume_unique=True)
         value = _all_of(index.value, toks, inside)
         with np.errstate(invalid="ignore"):
             similar = rows[sims[:, j] >= threshold]
         if per_span is not None and len(similar) > per_span:
-            similar = np.setdiff1d(similar, np.union1d(exact, value), assume_unique=True)
+            similar = np.setdiff1d(similar, _union(exact, value), assume_unique=True)
             similar = np.concatenate([_top_similar(index, part, sims[local[part], j], per_span)
                                       for a, b in ranges if len(part := similar[(similar >= a) & (similar < b)])]
                                      or [_EMPTY])
-        kept = np.union1d(np.union1d(exact, value), similar)
+        kept = _union(_union(exact, value), similar)
         out_rows.append(kept)
         out_span.append(np.full(len(kept), j + 1, np.int32))
         out_exact.append(np.isin(kept, exact, assume_unique=True))

@@ -12,7 +12,8 @@ import os
 import subprocess
 import sys
 
-HEAVY = ("pandas", "pyarrow.compute", "torch", "sentence_transformers", "transformers", "dbt", "scipy", "sklearn")
+HEAVY = ("pandas", "pyarrow.compute", "numpy.ma", "torch", "sentence_transformers", "transformers", "dbt", "scipy",
+         "sklearn")
 
 
 def test_one_question_route_imports_nothing_heavy(built_kb):

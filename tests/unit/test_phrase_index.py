@@ -167,3 +167,19 @@ def test_top_similar_matches_the_rule_with_ties_and_missing_parts(seed):
     got = _top_similar(index, rows, cos, 6)
     assert list(got) == sorted(got)
     assert set(got.tolist()) == _top_similar_reference(table, rows, cos, 6)
+
+
+def test_the_set_helpers_equal_numpys_own():
+    """_unique/_union/_first_of_each stand in for np.unique/np.union1d (whose first call imports
+    numpy.ma): the same arrays, dtype and order on random inputs, empty and one-element ones too."""
+    import numpy as np
+
+    from python_udfs.phrase_index import _first_of_each, _union, _unique
+
+    rng = np.random.default_rng(7)
+    for _ in range(500):
+        a = rng.integers(0, 40, rng.integers(0, 25)).astype(np.int64)
+        b = rng.integers(0, 40, rng.integers(0, 25)).astype(np.int64)
+        assert np.array_equal(_unique(a), np.unique(a)) and _unique(a).dtype == np.unique(a).dtype
+        assert np.array_equal(_union(a, b), np.union1d(a, b))
+        assert np.array_equal(_first_of_each(a), np.unique(a, return_index=True)[1])
