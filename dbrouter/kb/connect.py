@@ -47,8 +47,6 @@ def connect(path: str | Path, read_only: bool = True, embedder: str | None = Non
 
     if route_path not in ROUTE_PATHS:
         raise WarehouseError(f"unknown route path {route_path!r}: choose one of {', '.join(ROUTE_PATHS)}")
-
-
     path = Path(path)
     if not path.is_file():
         raise WarehouseError(f"warehouse {path} not found: run `dbrouter build --sources ... --warehouse {path}` first")
