@@ -66,25 +66,7 @@ th as (
     from {{ dbrouter.kb_relation('kb_example_thresholds') }}
 ),
 {%- endif %}
-ex as (
-    select * from {{ dbrouter.kb_relation('kb_examples') }} where (db is null or db_id = db) and {{ dbrouter.allowed_database('db_id') }}
-),
-d as (
-    select e.source_id as example_id, e.doc_kind, e.embedding
-    from {{ dbrouter.kb_relation('kb_static_document_embeddings' if path == 'sql' else 'kb_document_embeddings') }} as e, vec
-    where e.doc_kind like 'example%' and (db is null or e.db_id = db) and {{ dbrouter.allowed_database('e.db_id') }} and e.embedding_model = vec.model
-),
-sims as (
-    select
-        d.example_id,
-        max(case when d.doc_kind = 'example_normalized' then {{ dbrouter.cosine_similarity('d.embedding', 'vec.v_n') }} end) as s_norm,
-        max(case when d.doc_kind in ('example', 'example_normalized', 'example_main_clause', 'example_paraphrase')
-                 then {{ dbrouter.cosine_similarity('d.embedding', 'vec.v_n') }} end) as s_norm_any,
-        max(greatest({{ dbrouter.cosine_similarity('d.embedding', 'vec.v_i') }},
-                     {{ dbrouter.cosine_similarity('d.embedding', 'vec.v_n') }})) as s_any
-    from d, vec
-    group by 1
-),
+{{ dbrouter._example_similarities(path) }},
 {{ dbrouter.example_cascade_step() }}
 select
     cast(row_number() over (order by b.score desc, b.example_id) as integer) as rank,
@@ -119,25 +101,7 @@ vec as (
 th as (
     select * from {{ dbrouter.kb_relation('kb_example_thresholds') }}
 ),
-ex as (
-    select * from {{ dbrouter.kb_relation('kb_examples') }} where (db is null or db_id = db) and {{ dbrouter.allowed_database('db_id') }}
-),
-d as (
-    select e.source_id as example_id, e.doc_kind, e.embedding
-    from {{ dbrouter.kb_relation('kb_document_embeddings') }} as e, vec
-    where e.doc_kind like 'example%' and (db is null or e.db_id = db) and {{ dbrouter.allowed_database('e.db_id') }} and e.embedding_model = vec.model
-),
-sims as (
-    select
-        d.example_id,
-        max(case when d.doc_kind = 'example_normalized' then {{ dbrouter.cosine_similarity('d.embedding', 'vec.v_n') }} end) as s_norm,
-        max(case when d.doc_kind in ('example', 'example_normalized', 'example_main_clause', 'example_paraphrase')
-                 then {{ dbrouter.cosine_similarity('d.embedding', 'vec.v_n') }} end) as s_norm_any,
-        max(greatest({{ dbrouter.cosine_similarity('d.embedding', 'vec.v_i') }},
-                     {{ dbrouter.cosine_similarity('d.embedding', 'vec.v_n') }})) as s_any
-    from d, vec
-    group by d.example_id
-),
+{{ dbrouter._example_similarities('udf') }},
 {{ dbrouter.example_cascade_step() }},
 ranked as (
     select b.*, cast(row_number() over (order by b.score desc, b.example_id) as integer) as rank
@@ -150,4 +114,29 @@ select
 from ranked as r
 join ex on ex.example_id = r.example_id
 where r.rank <= greatest(coalesce(k, 3), 1)
+{%- endmacro %}
+
+{#- The stored examples the caller may see (ex), their example documents' vectors in the path's
+    space (d) and each example's similarities to the question (sims: s_norm, s_norm_any, s_any):
+    written once for every adapter; vec (the question's vectors, per dialect) comes before. -#}
+{% macro _example_similarities(path) -%}
+ex as (
+    select * from {{ dbrouter.kb_relation('kb_examples') }} where (db is null or db_id = db) and {{ dbrouter.allowed_database('db_id') }}
+),
+d as (
+    select e.source_id as example_id, e.doc_kind, e.embedding
+    from {{ dbrouter.kb_relation('kb_static_document_embeddings' if path == 'sql' else 'kb_document_embeddings') }} as e, vec
+    where e.doc_kind like 'example%' and (db is null or e.db_id = db) and {{ dbrouter.allowed_database('e.db_id') }} and e.embedding_model = vec.model
+),
+sims as (
+    select
+        d.example_id,
+        max(case when d.doc_kind = 'example_normalized' then {{ dbrouter.cosine_similarity('d.embedding', 'vec.v_n') }} end) as s_norm,
+        max(case when d.doc_kind in ('example', 'example_normalized', 'example_main_clause', 'example_paraphrase')
+                 then {{ dbrouter.cosine_similarity('d.embedding', 'vec.v_n') }} end) as s_norm_any,
+        max(greatest({{ dbrouter.cosine_similarity('d.embedding', 'vec.v_i') }},
+                     {{ dbrouter.cosine_similarity('d.embedding', 'vec.v_n') }})) as s_any
+    from d, vec
+    group by 1
+)
 {%- endmacro %}
