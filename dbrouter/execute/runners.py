@@ -110,8 +110,9 @@ def check_tables(sql: str, target: Target) -> None:
 
     Each table a statement reads is found with sqlglot's scope resolution, so a CTE is told from a
     table of the same name in every scope; an unqualified name is the home schema's (the search
-    path :func:`run_url` sets), a qualified one must name a schema the knowledge base holds for
-    this database, and a catalog (``pg_catalog``, ``information_schema``) is not one of them.
+    path :func:`dbrouter.sources.url.run_url` sets), a qualified one must name a schema the
+    knowledge base holds for this database, and a catalog (``pg_catalog``, ``information_schema``)
+    is not one of them.
 
     Args:
         sql: one checked SELECT in ``target``'s dialect.
