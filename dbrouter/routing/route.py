@@ -96,7 +96,7 @@ def route(con: Connection, question: str | None, k: int = 5, llm=None, shortlist
 
     Without an LLM the warehouse's ``route_query_json`` answers. With one, the LLM maps the
     question's phrases to the columns of each shortlisted database (the method's step 2) and the
-    warehouse scores those mappings (``route_query_json_mapped``): the shortlist, the ranker and the
+    warehouse scores those mappings (``route_query_json_mapped_udf``): the shortlist, the ranker and the
     reasons stay in SQL. A database whose answer is malformed twice keeps the non-LLM mapping;
     when the LLM maps no database at all (unreachable, too slow, malformed everywhere) the result
     is exactly the ranking without it, evidence marked ``embedding (LLM fallback)``;
@@ -167,7 +167,9 @@ def _route_mapped(con: Connection, llm, question: str, k: int, shortlist_k: int 
         by_db.update({db: fallback[db] for db in report.fallback if db in fallback})
     payload = json.dumps([{"db_id": m.db_id, "phrase": m.phrase, "table_name": m.table_name,
                            "column_name": m.column_name} for ms in by_db.values() for m in ms])
-    raw = con.execute("select route_query_json_mapped(?, ?, ?, ?)", [question, payload, int(k), depth]).fetchall()[0][0]
+    # the UDF path by name: the entry has no plain-named wrapper (a temp macro per connection)
+    raw = con.execute("select route_query_json_mapped_udf(?, ?, ?, ?)",
+                      [question, payload, int(k), depth]).fetchall()[0][0]
     result = _from_json(question, raw)
     for c in result.candidates:
         if c.evidence.reranked:

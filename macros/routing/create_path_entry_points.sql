@@ -10,7 +10,7 @@
       `<name>` with `<name>_<path>` for one connection (temp macros are searched first);
       `dbrouter.connect()` / `dbrouter serve` run it with 'udf' once the UDFs are registered.
 
-  Both read the entry points with paths from sql_entry_points.
+  Both read the entry points with paths from sql_entry_points (not those marked plain: false).
 -#}
 {% macro create_path_entry_points() -%}
   {{ return(adapter.dispatch('create_path_entry_points', 'dbrouter')()) }}
@@ -24,7 +24,7 @@
     DDL macro is a constant string with the path spliced in, checked by error(). -#}
 {% macro duckdb__create_path_entry_points() -%}
 {%- set entries = [] -%}
-{%- for e in dbrouter.sql_entry_points() if e.paths -%}
+{%- for e in dbrouter.sql_entry_points() if e.paths and e.get('plain', true) -%}
   {%- set params = [] -%}
   {%- set args = [] -%}
   {%- for p, t, d in e.params -%}

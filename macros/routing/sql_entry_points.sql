@@ -11,6 +11,9 @@
     kind         'table' (DuckDB table macro / Snowflake UDTF) or 'scalar'
     paths        true: one per routing path on DuckDB (`<name>_udf`, `<name>_sql`, and the plain
                  name calling one of them); false: one function for the build
+    plain        false: on DuckDB no plain-named wrapper of the paths (only `<name>_udf` and
+                 `<name>_sql`): an entry the library calls by its path; a plain name's temp macro
+                 costs every connection ~12 ms of binding (dbrouter.connect, each serve session)
     params       (name, type, default or none); types: varchar, integer, double, json, varchar[]
     returns      the result columns [(name, type)] of a table function, the type of a scalar one
     description  one line, for kb_sql_functions and docs/reference.md
@@ -26,10 +29,10 @@
     {'name': 'route_query_json', 'kind': 'scalar', 'paths': true,
      'params': [('question', 'varchar', none), ('k', 'integer', 5)], 'returns': 'json',
      'description': 'JSON {question, path, ranking, reason, abstained}'},
-    {'name': 'route_query_json_mapped', 'kind': 'scalar', 'paths': true,
+    {'name': 'route_query_json_mapped', 'kind': 'scalar', 'paths': true, 'plain': false,
      'params': [('question', 'varchar', none), ('mappings', 'varchar', none), ('k', 'integer', 5),
                 ('shortlist_k', 'integer', sk)], 'returns': 'json',
-     'description': 'route_query_json over route_query_ranked_mapped (the LLM path): the same keys and reasons'},
+     'description': 'route_query_json over route_query_ranked_mapped (the LLM path): the same keys and reasons; on DuckDB as route_query_json_mapped_udf / _sql only'},
     {'name': 'route_query_ranked', 'kind': 'table', 'paths': true,
      'params': [('question', 'varchar', none), ('k', 'integer', 5), ('shortlist_k', 'integer', sk)],
      'returns': ranking, 'description': 'rank, db_id, the score that orders them (the ranker score; NULL below the re-rank depth), the shortlist rank and score, and the evidence JSON of the top k'},
