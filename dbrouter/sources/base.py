@@ -348,7 +348,7 @@ class SourceType(Protocol):
 
 class FileSource:
     """A source type whose databases are single files (``path`` or ``glob``, one database a file),
-    on which SQL runs directly. A subclass names its type and gives the two readers.
+    on which SQL runs directly. A subclass names its type and gives the two readers and the runner.
 
     Attributes:
         name: the ``type:`` of its sources-file entries.
@@ -362,6 +362,10 @@ class FileSource:
 
     def fingerprint_file(self, path: Path) -> str:
         """Hash one file's schema (catalog only)."""
+        raise NotImplementedError
+
+    def run_file(self, path: Path, sql: str, timeout: float, row_cap: int) -> QueryResult:
+        """Run one checked statement on the file, opened read-only."""
         raise NotImplementedError
 
     def parse(self, entry: dict[str, Any], base: Path, where: str) -> list[SourceSpec]:
@@ -384,6 +388,12 @@ class FileSource:
             NoDataSource: the file no longer exists.
         """
         return file_target(db_id, self.name, source_path)
+
+    def run(self, target: Target, sql: str, timeout: float, row_cap: int) -> QueryResult:
+        """On the target's file (:meth:`run_file`)."""
+        assert target.path is not None, f"a {self.name} target carries its file"
+        return self.run_file(target.path, sql, timeout, row_cap)
+
 
 def default_db_id(spec: SourceSpec) -> str:
     """A file source's database id: its ``id``, else the file's stem."""

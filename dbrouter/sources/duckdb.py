@@ -25,7 +25,6 @@ from dbrouter.sources.base import (
     QueryClock,
     SourceSpec,
     TableInfo,
-    Target,
     digest,
     label_of,
     quote_ident,
@@ -202,10 +201,9 @@ class DuckdbSource(FileSource):
         """See :func:`fingerprint_duckdb`."""
         return fingerprint_duckdb(path)
 
-    def run(self, target: Target, sql: str, timeout: float, row_cap: int) -> QueryResult:
+    def run_file(self, path: Path, sql: str, timeout: float, row_cap: int) -> QueryResult:
         """See :func:`run_duckdb`."""
-        assert target.path is not None, "a duckdb target carries its file"
-        return run_duckdb(target.path, sql, timeout, row_cap)
+        return run_duckdb(path, sql, timeout, row_cap)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -23,7 +23,6 @@ from dbrouter.sources.base import (
     QueryClock,
     SourceSpec,
     TableInfo,
-    Target,
     digest,
     label_of,
     quote_ident,
@@ -179,10 +178,9 @@ class SqliteSource(FileSource):
         """See :func:`fingerprint_sqlite`."""
         return fingerprint_sqlite(path)
 
-    def run(self, target: Target, sql: str, timeout: float, row_cap: int) -> QueryResult:
+    def run_file(self, path: Path, sql: str, timeout: float, row_cap: int) -> QueryResult:
         """See :func:`run_sqlite`."""
-        assert target.path is not None, "a sqlite target carries its file"
-        return run_sqlite(target.path, sql, timeout, row_cap)
+        return run_sqlite(path, sql, timeout, row_cap)
 
 
 # ---------------------------------------------------------------------------------------------
