@@ -22,14 +22,14 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 
 from dbrouter.connection import Connection
-
-if TYPE_CHECKING:
-    import duckdb
 from dbrouter.errors import SourceError
 from dbrouter.kb import changes as user_changes
 from dbrouter.kb.tables import ensure_tables, load_query_log
 from dbrouter.sources.base import DatabaseSnapshot, Issue, SourcesConfig, check_foreign_keys, default_db_id, utf8_error
 from dbrouter.sources.registry import source_type
+
+if TYPE_CHECKING:
+    import duckdb
 
 _log = logging.getLogger(__name__)
 

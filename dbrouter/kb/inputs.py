@@ -33,13 +33,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from dbrouter.connection import Connection
-
-if TYPE_CHECKING:
-    import duckdb
 from dbrouter.kb.changes import pending
 from dbrouter.kb.dbt_runner import project_dir
 from dbrouter.kb.ingest import BUILD_INPUTS, RAW_SCHEMA
 from dbrouter.kb.tables import JOURNALS_TABLE, LLM_SCHEMA, USER_SCHEMA
+
+if TYPE_CHECKING:
+    import duckdb
 
 INPUTS_TABLE = f"{RAW_SCHEMA}.{BUILD_INPUTS}"
 

@@ -12,10 +12,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from dbrouter.connection import Connection
+from dbrouter.feedback.log import LOG_TABLE, journal_rows
 
 if TYPE_CHECKING:
     import duckdb
-from dbrouter.feedback.log import LOG_TABLE, journal_rows
 
 USER_SCHEMA = "dbrouter_user"
 LLM_SCHEMA = "dbrouter_llm"
