@@ -191,8 +191,9 @@ def record(path: Path | None, base: LogEntry, call: Callable[[], T],
     entry = base
     try:
         out = call()
-    except Exception as exc:
-        entry = replace(base, status="error", error=str(exc), abstained=isinstance(exc, NoDatabase))
+    except BaseException as exc:  # an interrupted call too: logged as what it is, never as "ok"
+        entry = replace(base, status="error", error=str(exc) or type(exc).__name__,
+                        abstained=isinstance(exc, NoDatabase))
         raise
     else:
         if entry_of is not None:

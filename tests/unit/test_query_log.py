@@ -96,7 +96,14 @@ def test_record_logs_each_call_by_its_result_or_its_error(tmp_path):
     with pytest.raises(ZeroDivisionError):
         record(path, LogEntry("mcp", "run_sql", None, sql="select 1/0"), lambda: 1 / 0)
     assert record(None, LogEntry("cli", "route", "q5"), lambda: 5) == 5  # logging off: the call still runs
-    ok, abstained, failed, crashed = list(read(path))
+
+    def interrupted():
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        record(path, LogEntry("cli", "route", "q6"), interrupted)
+    ok, abstained, failed, crashed, stopped = list(read(path))
+    assert (stopped.status, stopped.error) == ("error", "KeyboardInterrupt")
     assert (ok.source, ok.user, ok.ranking, ok.chosen, ok.status, ok.error) == (
         "cli", "ann", ["singer", "orchestra"], "singer", "ok", None)
     assert (abstained.chosen, abstained.abstained, abstained.status) == (None, True, "abstained")
