@@ -19,24 +19,23 @@ from dbrouter.llm import LLMClient, StepReport
 
 @dataclass(frozen=True)
 class EnrichStep:
-    """One LLM step and the dbt selection that reads what it writes.
+    """One LLM step and the dbt selection that reads what it writes (named by its key in :data:`STEPS`).
 
     Attributes:
-        name: ``statements`` or ``examples`` (the CLI's command group).
         run: the step: ``run(con, llm, db, redo, progress=...)`` writes its answers into ``dbrouter_llm``.
         select: the dbt selector rebuilt after it wrote anything.
     """
 
-    name: str
     run: Callable[..., StepReport]
     select: str
 
 
 STEPS: dict[str, EnrichStep] = {
-    "statements": EnrichStep("statements", structure_with_llm, "int_statements_structured+"),
-    "examples": EnrichStep("examples", describe_with_llm, "int_examples_described+"),
+    "statements": EnrichStep(structure_with_llm, "int_statements_structured+"),
+    "examples": EnrichStep(describe_with_llm, "int_examples_described+"),
 }
-"""The enrichment steps by name: structuring domain statements, describing example questions."""
+"""The enrichment steps by the CLI's command group: structuring domain statements, describing example
+questions."""
 
 
 @dataclass
