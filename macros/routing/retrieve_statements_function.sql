@@ -77,14 +77,17 @@ sub_vectors as (
 ),
 {%- endif %}
 pairs as (
-    select st.statement_id, sv.sub_text, {{ dbrouter.cosine_similarity('st.embedding', 'sv.v') }} as sim
+    select st.statement_id, sv.sub_text, sv.n_words, {{ dbrouter.cosine_similarity('st.embedding', 'sv.v') }} as sim
     from st
     join sub_vectors as sv on abs(sv.n_words - st.retrieval_words) <= {{ dbrouter.get_var('dbrouter__sbr_window') | int }}
 ),
+{#- the best-matching sub-string; of equal ones (a stop word more or less gives the same vector) the
+    shortest, then the first by text: arg_max picked among them by thread timing #}
 scored as (
-    select statement_id, max(sim) as score, arg_max(sub_text, sim) as matched_text
-    from pairs
-    group by 1
+    select statement_id, sim as score, sub_text as matched_text
+    from (select *, row_number() over (partition by statement_id order by sim desc, n_words, sub_text) as best
+          from pairs)
+    where best = 1
 )
 select
     cast(row_number() over (order by sc.score desc, st.statement_id) as integer) as rank,
@@ -126,14 +129,14 @@ sub_vectors as (
     select sub_text, n_words, {{ dbrouter.embed_sql('sub_text') }} as v from subs
 ),
 pairs as (
-    select st.statement_id, sv.sub_text, {{ dbrouter.cosine_similarity('st.embedding', 'sv.v') }} as sim
+    select st.statement_id, sv.sub_text, sv.n_words, {{ dbrouter.cosine_similarity('st.embedding', 'sv.v') }} as sim
     from st
     join sub_vectors as sv on abs(sv.n_words - st.retrieval_words) <= {{ w }}
 ),
 scored as (
-    select statement_id, max(sim) as score, max_by(sub_text, sim) as matched_text
+    select statement_id, sim as score, sub_text as matched_text
     from pairs
-    group by statement_id
+    qualify row_number() over (partition by statement_id order by sim desc, n_words, sub_text) = 1
 ),
 ranked as (
     select sc.*, cast(row_number() over (order by sc.score desc, sc.statement_id) as integer) as rank
