@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from dbrouter.connection import Connection
+from dbrouter.connection import Connection, entry
 from dbrouter.errors import DbrouterError
 
 
@@ -88,7 +88,8 @@ def retrieve_statements(con: Connection, question: str | None, db: str | None = 
         DbrouterError: ``db`` is not a database of the knowledge base.
     """
     return _rows(con, RetrievedStatement, "select rank, db_id, statement_id, statement_text, expression, snippet, "
-                 "structure_status, score, matched_text from retrieve_statements(?, ?, ?)", question, db, k)
+                 f"structure_status, score, matched_text from {entry(con, 'retrieve_statements')}(?, ?, ?)",
+                 question, db, k)
 
 
 def retrieve_examples(con: Connection, question: str | None, db: str | None = None, k: int = 3) -> list[RetrievedExample]:
@@ -104,7 +105,7 @@ def retrieve_examples(con: Connection, question: str | None, db: str | None = No
         Ranked :class:`RetrievedExample` list (all from the same, first successful stage).
     """
     return _rows(con, RetrievedExample, "select rank, stage, db_id, example_id, question, sql_text, tables_used, "
-                 "score, threshold, similarity from retrieve_examples(?, ?, ?)", question, db, k)
+                 f"score, threshold, similarity from {entry(con, 'retrieve_examples')}(?, ?, ?)", question, db, k)
 
 
 def _rows(con: Connection, cls, sql: str, question: str | None, db: str | None, k: int) -> list:

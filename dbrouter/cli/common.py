@@ -56,10 +56,14 @@ def warehouse_path(args: argparse.Namespace) -> Path:
 
 
 def connect_kb(args: argparse.Namespace, read_only: bool = True):
-    """The warehouse of ``--warehouse`` with the UDFs of ``--embedder`` (:func:`dbrouter.kb.connect.connect`)."""
+    """The warehouse of ``--warehouse`` with the UDFs of ``--embedder`` (:func:`dbrouter.kb.connect.connect`).
+
+    Without the plain-named entry points: the commands call dbrouter's functions, which name the
+    path's, and a one-question process would spend ~60-100 ms of CPU creating them.
+    """
     from dbrouter.kb.connect import connect
 
-    return connect(warehouse_path(args), read_only=read_only, embedder=args.embedder)
+    return connect(warehouse_path(args), read_only=read_only, embedder=args.embedder, plain_names=False)
 
 
 def print_ingest(report: IngestReport) -> None:

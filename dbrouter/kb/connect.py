@@ -5,14 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from dbrouter import settings
-from dbrouter.connection import Connection
+from dbrouter.connection import Connection, record_route_path
 from dbrouter.errors import EmbedderMismatch, WarehouseError
 from dbrouter.kb import ROUTE_PATHS
 from python_udfs.plugin import register_udfs
 
 
 def connect(path: str | Path, read_only: bool = True, embedder: str | None = None, route_path: str = "udf",
-            max_texts: int | None = None, config: dict | None = None):
+            max_texts: int | None = None, config: dict | None = None, plain_names: bool = True):
     """Open a DuckDB warehouse built by ``dbrouter build`` and register the UDFs.
 
     The knowledge base records which embedder made its vectors; that is the embedder this
@@ -22,7 +22,9 @@ def connect(path: str | Path, read_only: bool = True, embedder: str | None = Non
     The plain-named entry points (``route_query``, ``retrieve_examples``, ...) stored in the file
     are the pure-SQL path, which any DuckDB client can call; this connection gets ``route_path``'s
     (see :func:`use_route_path`). ``route_query_udf`` / ``route_query_sql`` & co. name a path
-    explicitly on any connection.
+    explicitly on any connection, and dbrouter's own functions (:func:`dbrouter.route`, the
+    retrieval functions, ...) call those (:func:`dbrouter.connection.entry`), so they need no
+    plain names.
 
     Args:
         path: the warehouse file.
@@ -34,6 +36,11 @@ def connect(path: str | Path, read_only: bool = True, embedder: str | None = Non
             :func:`python_udfs.plugin.register_udfs`); None: no limit.
         config: DuckDB settings given at opening (they hold for every cursor, unlike ``SET`` of
             a connection-local setting); None: DuckDB's defaults.
+        plain_names: give the connection the plain names (default). Each is a temp macro that
+            DuckDB binds, with the whole routing query under it, when it is created: ~60-100 ms of
+            CPU for the nine, which a process routing one question (the CLI) need not pay when
+            only dbrouter's functions use the connection. With False, SQL on the connection names
+            the path (``select route_query_udf(...)``).
 
     Returns:
         A ``duckdb.DuckDBPyConnection`` on which ``route_query`` & co. work.
@@ -67,7 +74,9 @@ def connect(path: str | Path, read_only: bool = True, embedder: str | None = Non
         if ddl is None and not _has_function(con, "route_query_ranked"):
             raise _no_route_functions(path)
         register_udfs(con, _embedder_for(con, path, embedder), max_texts)
-        if ddl:  # after the UDFs: the path's macros name them
+        if ddl:
+            record_route_path(con, route_path)
+        if ddl and plain_names:  # after the UDFs: the path's macros name them
             con.execute(ddl)
     except BaseException:
         con.close()
@@ -124,6 +133,7 @@ def use_route_path(con: Connection, route_path: str) -> None:
     ddl = route_path_ddl(con, route_path)
     if ddl:
         con.execute(ddl)
+        record_route_path(con, route_path)
 
 
 def route_path_ddl(con: Connection, route_path: str) -> str | None:

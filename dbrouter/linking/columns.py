@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from dbrouter.connection import Connection
+from dbrouter.connection import Connection, entry
 from dbrouter.retrieval import require_database
 
 _COLUMN_FIELDS = ("table_name, column_name, data_type, is_primary_key, is_foreign_key, references_text, "
@@ -73,7 +73,7 @@ def retrieve_columns(con: Connection, question: str, db: str, k: int = 10, exclu
     rows = con.execute(
         "select table_name, column_name, data_type, is_primary_key, is_foreign_key, references_text, "
         "coalesce(column_description, value_description), sample_values, score "
-        "from retrieve_columns(?, ?, k := ?, exclude := ?)",
+        f"from {entry(con, 'retrieve_columns')}(?, ?, k := ?, exclude := ?)",
         [question, db, int(k), [str(x).lower() for x in exclude]]).fetchall()
     return [ScoredColumn(SchemaColumn.from_row(r[:8]), float(r[8])) for r in rows]
 

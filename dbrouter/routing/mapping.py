@@ -14,7 +14,7 @@ import re
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-from dbrouter.connection import Connection
+from dbrouter.connection import Connection, entry
 from dbrouter.llm import LLMClient, StepReport, account_item, try_ask
 from dbrouter.routing.prompts import PHRASE_MAPPING_SYSTEM, PHRASE_MAPPING_USER
 
@@ -120,7 +120,8 @@ def embedding_mappings(con: Connection, question: str, shortlist_k: int) -> dict
     Returns:
         db_id -> mappings (a phrase with no column above the threshold appears once as N/A).
     """
-    rows = con.execute("select db_id, phrase, table_name, column_name from route_phrase_mappings(?, ?)",
+    fn = entry(con, "route_phrase_mappings")
+    rows = con.execute(f"select db_id, phrase, table_name, column_name from {fn}(?, ?)",
                        [question, int(shortlist_k)]).fetchall()
     out: dict[str, list[PhraseMapping]] = {}
     for db_id, phrase, table, column in rows:

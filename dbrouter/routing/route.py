@@ -6,7 +6,7 @@ import json
 from dataclasses import dataclass, replace
 from typing import Any
 
-from dbrouter.connection import Connection
+from dbrouter.connection import Connection, entry
 from dbrouter.errors import NoDatabase
 from dbrouter.feedback.log import LogEntry
 from dbrouter.routing.evidence import RouteEvidence
@@ -117,7 +117,7 @@ def route(con: Connection, question: str | None, k: int = 5, llm=None, shortlist
     """
     if llm is not None and question is not None and str(question).strip():
         return _route_mapped(con, llm, question, k, shortlist_k)
-    raw = con.execute("select route_query_json(?, ?)", [question, int(k)]).fetchall()[0][0]
+    raw = con.execute(f"select {entry(con, 'route_query_json')}(?, ?)", [question, int(k)]).fetchall()[0][0]
     return _from_json(question, raw)
 
 
@@ -153,7 +153,8 @@ def route_database(con: Connection, question: str, what: str, llm=None, flag: st
 def _route_mapped(con: Connection, llm, question: str, k: int, shortlist_k: int | None) -> RouteResult:
     report = MappingReport()
     depth = int(shortlist_k or default_shortlist_k(con))
-    shortlist = [r[0] for r in con.execute("select db_id from route_shortlist(?, ?)", [question, depth]).fetchall()]
+    shortlist = [r[0] for r in con.execute(f"select db_id from {entry(con, 'route_shortlist')}(?, ?)",
+                                                [question, depth]).fetchall()]
     by_db = map_phrases_llm(con, llm, question, shortlist, report)
     if not report.mapped_by_llm:  # the LLM mapped nothing: give exactly the --no-llm ranking
         result = route(con, question, k)

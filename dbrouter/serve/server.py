@@ -50,6 +50,7 @@ from buenavista.core import Connection, Session
 from buenavista.postgres import BuenaVistaHandler, BuenaVistaServer, BVBuffer, ServerResponse
 
 from dbrouter.access import AccessError, AccessPolicy, LoginThrottle, check_scopable, restrict
+from dbrouter.connection import record_route_path
 from dbrouter.errors import ServeError
 from dbrouter.feedback.log import ClientBudget
 from dbrouter.kb.connect import connect, route_path_ddl
@@ -200,7 +201,8 @@ class KnowledgeBase:
         self._current: _Generation | None = self._open(0, self.path, _file_identity(self.path))
 
     def _open(self, number: int, path: Path, identity) -> _Generation:
-        con = connect(path, max_texts=MAX_EMBED_TEXTS, config=dict(DUCKDB_CONFIG))
+        # no plain names: Python code (MCP) calls the path's functions; the sessions' cursors get theirs
+        con = connect(path, max_texts=MAX_EMBED_TEXTS, config=dict(DUCKDB_CONFIG), plain_names=False)
         try:
             con.execute("SET enable_external_access=false")
             con.execute(f"SET memory_limit='{MEMORY_LIMIT}'")  # all sessions together: over it a query fails
@@ -351,10 +353,12 @@ class KnowledgeBase:
         reopened after a rebuild like every query, with the UDF route path, and interrupted after
         the endpoint's timeout.
 
+        Neither has the plain-named entry points (temp macros, ~60-100 ms to create): dbrouter's
+        functions call the UDF path's by name (:func:`dbrouter.connection.entry`).
+
         Args:
-            shared: yield the generation's own connection (``dbrouter.connect``'s, route path set)
-                instead of a new cursor, which costs its route-path macros on every call; the
-                caller must not use it from two threads at once.
+            shared: yield the generation's own connection instead of a new cursor; the caller must
+                not use it from two threads at once.
 
         Yields:
             The cursor (closed afterwards unless shared).
@@ -366,7 +370,7 @@ class KnowledgeBase:
             timer = threading.Timer(self.timeout, cur.interrupt)
             try:
                 if gen.path_ddl and not shared:
-                    cur.execute(gen.path_ddl)
+                    record_route_path(cur, "udf")
                 timer.start()
                 yield cur
             finally:

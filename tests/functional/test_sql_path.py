@@ -15,6 +15,7 @@ import pytest
 import yaml
 
 from dbrouter.kb.connect import connect
+from dbrouter.linking.columns import retrieve_columns
 from python_udfs.embeddings import get_phrase_embedder
 from python_udfs.examples import normalize_question
 from python_udfs.phrases import content_words, question_spans
@@ -139,6 +140,34 @@ def test_udf_connections_get_the_udf_path_and_either_can_be_named(built_kb):
         assert json.loads(con.execute("select route_query_json(?)", [q]).fetchall()[0][0])["path"] == "sql"
     finally:
         con.close()
+
+
+@pytest.mark.parametrize("route_path", ["udf", "sql"])
+def test_without_plain_names_dbrouter_calls_the_connections_path(built_kb, route_path):
+    """``plain_names=False`` (the CLI's connection) creates no temp macro, and dbrouter's functions
+    still route and retrieve on the connection's own path, exactly as with the plain names."""
+    import dbrouter
+
+    questions = ["How many singers are there?", "Which courses does the history department offer?", "tell me a joke"]
+    temp = "select count(*) from duckdb_functions() where database_name = 'temp' and function_name = 'route_query'"
+    seen = {}
+    for plain_names in (True, False):  # one at a time: one process registers a file's UDFs once
+        con = connect(built_kb["warehouse"], embedder="hash", route_path=route_path, plain_names=plain_names)
+        try:
+            assert con.execute(temp).fetchall()[0][0] == int(plain_names)
+            for q in questions:
+                want = json.loads(con.execute(f"select route_query_json_{route_path}(?, 3)", [q]).fetchall()[0][0])
+                assert want["path"] == route_path
+                got = dbrouter.route(con, q, 3)
+                assert [(c.db_id, c.score) for c in got.candidates] == [
+                    (c["db_id"], c["score"]) for c in want["ranking"]]
+                assert got.reason == want.get("reason")
+                seen[plain_names, q] = (got.candidates, dbrouter.retrieve_examples(con, q, "singer"),
+                                        dbrouter.retrieve_statements(con, q), retrieve_columns(con, q, "singer", k=5))
+        finally:
+            con.close()
+    for q in questions:
+        assert seen[True, q] == seen[False, q]
 
 
 def test_sql_text_functions_match_the_python_udfs(plain):
