@@ -5,6 +5,7 @@ for by name."""
 
 from __future__ import annotations
 
+import ast
 import json
 import shutil
 import subprocess
@@ -215,6 +216,29 @@ def test_sql_static_vector_is_the_m2v_vector(m2v_kb):
         assert len(cosines) >= len(texts) - 1 and min(cosines) >= 0.999  # only "x" * 3000 is [UNK]
         for blank in ("", "   ", "\t\n", None):
             assert con.execute("select dbrouter_sql_embed(?)", [blank]).fetchall()[0][0] is None
+    finally:
+        con.close()
+
+
+def test_the_intent_probe_reads_the_fitted_weights_from_the_kb(m2v_kb):
+    """kb_intent_probes holds the fitted probes (macros/tuned/fitted_intent.sql) and the routing
+    query joins the question vector's row: the evidence's intent score is cosine(v, w) * norm + bias."""
+    text = (ROOT / "macros" / "tuned" / "fitted_intent.sql").read_text()
+    probes = ast.literal_eval(text[text.index("return(") + len("return("):text.rindex(") }}")])
+    con = connect(m2v_kb, embedder="m2v", plain_names=False)
+    try:
+        rows = dict(con.execute("select embedder, weights from kb_intent_probes").fetchall())
+        assert set(rows) == {label for label, p in probes.items() if len(p["weights"]) == 384}
+        for label, weights in rows.items():
+            assert list(weights) == [float(np.float32(w)) for w in probes[label]["weights"]]
+        p = probes["m2v"]
+        w = np.asarray(p["weights"], dtype=np.float32)
+        for q in ["How many singers are there?", "what is the meaning of life", "List all orchestras founded after 2001"]:
+            out = json.loads(con.execute("select route_query_json_udf(?, 1)", [q]).fetchall()[0][0])
+            score = out["ranking"][0]["evidence"]["intent_score"]
+            v = np.asarray(con.execute("select embed(?)", [q]).fetchall()[0][0], dtype=np.float32)
+            cosine = float(v @ w / (np.linalg.norm(v) * np.linalg.norm(w)))
+            assert score == pytest.approx(cosine * p["norm"] + p["bias"], abs=1e-3), q
     finally:
         con.close()
 

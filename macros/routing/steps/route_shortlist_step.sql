@@ -82,8 +82,10 @@ q as {{ mat }} (
 ),
 {%- endif %}
 intent as (
-    select {{ dbrouter.intent_probe_columns('q.v_whole' if path == 'sql' else 'q.v', 'q.whole_model' if path == 'sql' else 'q.model') }}
+    select {{ dbrouter.intent_probe_columns('q.v_whole' if path == 'sql' else 'q.v', 'q.whole_model' if path == 'sql' else 'q.model', 'probe.weights') }}
     from q
+    left join {{ dbrouter.kb_relation('kb_intent_probes') }} as probe
+        on probe.embedder = {{ 'q.whole_model' if path == 'sql' else 'q.model' }}
 ),
 {#- Stage 1 reads every database's database, table and example documents (they grow with the
     tables and examples, not with the columns); its score is the fused score below with the column

@@ -11,6 +11,7 @@
 -- depends_on: {{ ref('kb_walk_edges') }}
 -- depends_on: {{ ref('kb_document_embeddings') }}
 -- depends_on: {{ ref('kb_routing_calibration') }}
+-- depends_on: {{ ref('kb_intent_probes') }}
 -- depends_on: {{ ref('kb_column_phrases') }}
 -- depends_on: {{ ref('kb_table_reachability') }}
 -- depends_on: {{ ref('kb_columns') }}
