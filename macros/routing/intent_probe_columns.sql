@@ -22,15 +22,7 @@
 {#- score = w . v / |v| + bias = cosine(v, w) * |w| + bias: cosine_similarity exists on every
     adapter and normalises the pure-SQL path's summed piece vectors. -#}
 {% macro default__intent_probe_columns(vector, model, weights) -%}
-{%- set dim = dbrouter.embedding_dim() -%}
-{%- set probes = dbrouter.get_var('dbrouter__intent_probe') or {} -%}
-{%- if probes is not mapping -%}
-  {{ exceptions.raise_compiler_error("intent_probe_columns: adapter " ~ adapter.type() ~ ", var dbrouter__intent_probe must map embedder labels to {weights, norm, bias, threshold}, got " ~ probes) }}
-{%- endif -%}
-{%- set usable = [] -%}
-{%- for label, p in probes.items() if p['weights'] | length == dim -%}
-  {%- do usable.append((label, p)) -%}
-{%- endfor -%}
+{%- set usable = dbrouter.intent_probes() -%}
 {%- if usable -%}
 case
 {%- for label, p in usable %}

@@ -5,14 +5,7 @@
     this one row by the question vector's label (route_shortlist_step, intent_probe_columns).
     The weights are cast exactly as the literals were, so the probe's score is the same float. -#}
 {%- set dim = dbrouter.embedding_dim() -%}
-{%- set probes = dbrouter.get_var('dbrouter__intent_probe') or {} -%}
-{%- if probes is not mapping -%}
-  {{ exceptions.raise_compiler_error("kb_intent_probes: adapter " ~ adapter.type() ~ ", var dbrouter__intent_probe must map embedder labels to {weights, norm, bias, threshold}, got " ~ probes) }}
-{%- endif -%}
-{%- set usable = [] -%}
-{%- for label, p in probes.items() if p['weights'] | length == dim -%}
-  {%- do usable.append((label, p)) -%}
-{%- endfor -%}
+{%- set usable = dbrouter.intent_probes() -%}
 {%- for label, p in usable %}
 select cast('{{ label }}' as {{ dbt.type_string() }}) as embedder,
     cast([{{ p['weights'] | join(', ') }}] as {{ dbrouter.vector_type(dim) }}) as weights
