@@ -40,10 +40,12 @@ def connect(path: str | Path, read_only: bool = True, embedder: str | None = Non
             DuckDB binds, with the whole routing query under it, when it is created: ~60-100 ms of
             CPU for the nine, which a process routing one question (the CLI) need not pay when
             only dbrouter's functions use the connection. With False, SQL on the connection names
-            the path (``select route_query_udf(...)``).
+            the path (``select route_query_udf(...)``): the plain names there are the file's, the
+            pure-SQL path.
 
     Returns:
-        A ``duckdb.DuckDBPyConnection`` on which ``route_query`` & co. work.
+        A ``duckdb.DuckDBPyConnection`` on which ``route_query`` & co. work (``route_query_<path>``
+        & co. with ``plain_names=False``).
 
     Raises:
         WarehouseError: the file does not exist, is locked by a writer, holds no knowledge base, or
