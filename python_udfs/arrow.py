@@ -135,6 +135,30 @@ def to_numpy(array: pa.Array | pa.ChunkedArray, dtype: type = np.float64, fill: 
     return out
 
 
+def to_matrix(array: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """The rows of a fixed-size list array of numbers as one float32 matrix.
+
+    Args:
+        array: a fixed-size list array (a slice reads only its rows).
+
+    Returns:
+        ``(matrix, valid)``: (n, size) float32 (zeros in a NULL row) and (n,) bool, False where the
+        row is NULL.
+
+    Raises:
+        ValueError: the array is not a fixed-size list.
+    """
+    if not pa.types.is_fixed_size_list(array.type):
+        raise ValueError(f"to_matrix: expected a fixed-size list array, got {array.type}")
+    n, size, offset = len(array), array.type.list_size, array.offset
+    flat = to_numpy(array.values.slice(offset * size, n * size), np.float32, fill=0.0)
+    validity = array.buffers()[0]
+    valid = _bits(validity, offset, n) if validity is not None and array.null_count else np.ones(n, bool)
+    matrix = flat.reshape(n, size)
+    matrix[~valid] = 0.0
+    return matrix, valid
+
+
 def take_strings(array: pa.Array, indices: np.ndarray) -> pa.Array:
     """``array.take(indices)`` for a string array, gathered with numpy.
 

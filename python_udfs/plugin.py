@@ -40,6 +40,10 @@ Registered functions:
   span_no INTEGER, is_exact, is_value, cos FLOAT)[]`` - the re-rank's (column, span) matches of
   the candidate databases from ``relation``'s phrases of ``model`` held in the UDF process
   (:mod:`python_udfs.phrase_index`).
+* ``dbrouter_schema_scores(relation, v FLOAT[384], n_tables INTEGER, n_columns INTEGER) ->
+  STRUCT(db_id, s_database DOUBLE, s_table DOUBLE, s_column DOUBLE)[]`` - a probe question's parts
+  of the schema score over every database of ``relation`` (the routing calibration's probes,
+  :mod:`python_udfs.schema_scores`); the relation is read in batches on every call.
 
 Build-time only, for the pure-SQL query path (the KB materialises what they return):
 
@@ -68,7 +72,7 @@ import numpy as np
 import pyarrow as pa
 from duckdb.sqltypes import DOUBLE, FLOAT, VARCHAR
 
-from python_udfs import arrow, phrase_index
+from python_udfs import arrow, phrase_index, schema_scores
 from python_udfs.blas import one_blas_thread
 from python_udfs.document_index import HIT_TYPE, DocumentIndex, build_index, nearest
 from python_udfs.embeddings import (
@@ -90,7 +94,8 @@ from python_udfs.udfs import TEXT_UDFS
 
 UDF_NAMES = ("embed", "dbrouter_cosine", "dbrouter_embedder", "embed_phrase", *(u.name for u in TEXT_UDFS),
              "dbrouter_static_model", "dbrouter_static_tokenizer", "dbrouter_static_pieces",
-             "dbrouter_static_piece_vector", "dbrouter_stop_words", "dbrouter_document_hits", "dbrouter_phrase_hits")
+             "dbrouter_static_piece_vector", "dbrouter_stop_words", "dbrouter_document_hits", "dbrouter_phrase_hits",
+             "dbrouter_schema_scores")
 
 # Batches at least this large are bulk embedding (a build's documents, not a routed question):
 # each prints a progress line (DuckDB hands arrow UDFs up to 2,048 rows; a small KB's documents
@@ -176,6 +181,7 @@ def register_udfs(conn: duckdb.DuckDBPyConnection, embedder: str | None = None, 
     _register_static(conn, name)
     _register_document_hits(conn, name)
     _register_phrase_hits(conn)
+    _register_schema_scores(conn)
 
 
 RELATION = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*){0,2}$")
@@ -302,6 +308,70 @@ def _register_phrase_hits(conn: duckdb.DuckDBPyConnection) -> None:
                                              "component": VARCHAR, "declared_component": VARCHAR,
                                              "span_no": duckdb.sqltype("INTEGER"), "is_exact": duckdb.sqltype("BOOLEAN"),
                                              "is_value": duckdb.sqltype("BOOLEAN"), "cos": FLOAT})),
+        type="arrow", null_handling="special", side_effects=False)
+
+
+SCHEMA_BATCH_ROWS = 32_768
+"""Documents read per batch by ``dbrouter_schema_scores`` (50 MB of 384-d vectors)."""
+
+
+def _register_schema_scores(conn: duckdb.DuckDBPyConnection) -> None:
+    """``dbrouter_schema_scores(relation, v, n_tables, n_columns)``: each probe row's schema-score
+    parts over every database of ``relation`` (:mod:`python_udfs.schema_scores`).
+
+    A build-time function (the routing calibration): ``relation`` is read through a cursor of
+    ``conn`` in batches on every call, nothing is kept, so it always sees the committed table and
+    holds no more than a batch of its vectors. DuckDB hands the probes in chunks of up to 2,048
+    rows; each chunk is one pass over the documents per block of probes.
+    """
+    owner = weakref.ref(conn)
+    kind_code = {k: i for i, k in enumerate(schema_scores.KINDS)}
+
+    def _batches(cur: duckdb.DuckDBPyConnection, relation: str):
+        reader = cur.sql(f"select db_id, doc_kind, embedding from {relation} "
+                         "where doc_kind in ('database', 'table', 'column')").to_arrow_reader(SCHEMA_BATCH_ROWS)
+        for batch in reader:
+            if not batch.num_rows:
+                continue
+            vectors, valid = arrow.to_matrix(batch.column(2))
+            kinds = np.fromiter((kind_code[k] for k in batch.column(1).to_pylist()), np.int64, batch.num_rows)
+            kinds[~valid] = -1  # a NULL vector: its database counts, the row scores nothing
+            yield batch.column(0).to_pylist(), kinds, vectors
+
+    def _scores(relation: pa.Array, v: pa.Array, n_tables: pa.Array, n_columns: pa.Array) -> pa.Array:
+        results: list[pa.StructArray | None] = [None] * len(v)
+        todo: dict[tuple, list[int]] = {}
+        for i in range(len(v)):
+            if relation[i].is_valid and v[i].is_valid and n_tables[i].is_valid and n_columns[i].is_valid:
+                key = (relation[i].as_py(), n_tables[i].as_py(), n_columns[i].as_py())
+                todo.setdefault(key, []).append(i)
+        for (rel, nt, nc), rows in todo.items():
+            if not RELATION.match(rel):
+                raise ValueError(f"dbrouter_schema_scores: {rel!r} is not a table name")
+            live = owner()
+            if live is None:
+                raise RuntimeError("dbrouter_schema_scores: its connection is closed")
+            probes = np.stack([arrow.to_numpy(v[i].values, np.float32) for i in rows])
+            with live.cursor() as cur:
+                dbs = cur.execute(f"select count(distinct db_id) from {rel}").fetchall()[0][0]
+                block = schema_scores.probe_block(dbs, max(nt, nc))
+                for lo in range(0, len(rows), block):
+                    scored = schema_scores.schema_scores(probes[lo:lo + block], _batches(cur, rel), nt, nc)
+                    for i, arr in zip(rows[lo:lo + block], schema_scores.to_arrow(scored), strict=True):
+                        results[i] = arr
+        offsets, valid = [0], []
+        for r in results:
+            offsets.append(offsets[-1] + (len(r) if r is not None else 0))
+            valid.append(r is not None)
+        parts = [r for r in results if r is not None]
+        values = pa.concat_arrays(parts) if parts else pa.nulls(0, schema_scores.SCORE_TYPE)
+        return arrow.lists(offsets, values, null=~np.asarray(valid, bool))
+
+    conn.create_function(
+        "dbrouter_schema_scores", _scores,
+        [VARCHAR, duckdb.array_type(FLOAT, DIM), duckdb.sqltype("INTEGER"), duckdb.sqltype("INTEGER")],
+        duckdb.list_type(duckdb.struct_type({"db_id": VARCHAR, "s_database": DOUBLE, "s_table": DOUBLE,
+                                             "s_column": DOUBLE})),
         type="arrow", null_handling="special", side_effects=False)
 
 

@@ -34,9 +34,11 @@
 {%- set min_probes = (1.0 / in_refused) | round(0, 'ceil') | int %}
 {%- set trust = dbrouter.get_var('dbrouter__trust_examples') %}
 {%- set off_q = dbrouter.get_var('dbrouter__abstain_offtopic_quantile') | float %}
-{#- A (question, database)'s schema score over rows (doc_kind, sim, rn: rank within its kind), and
-    the shortlist's fused score over s (s_schema), x (s_example) and g (example_gap); the trust
-    decision over l (the leave-one-out counts). Written once, read by every probe set below. -#}
+{#- An example's schema score for its own database over rows (doc_kind, sim, rn: rank within its
+    kind), for the example gap (the probes, scored against every database, go through
+    probe_schema_scores, which scores alike), and the shortlist's fused score over s (s_schema),
+    x (s_example) and g (example_gap); the trust decision over l (the leave-one-out counts).
+    Written once, read by every probe set below. -#}
 {%- set schema_sql = dbrouter.schema_score(
     "max(case when doc_kind = 'database' then sim end)",
     "avg(case when doc_kind = 'table' and rn <= " ~ var('dbrouter__top_tables') ~ " then sim end)",
@@ -91,22 +93,9 @@ with
           where document_id in (select document_id from {{ p }}example_loo)) as sampled
     where pick <= {{ probes }}
 ),
-{{ p }}probe_hits as (
-    select pr.document_id, d.db_id, d.doc_kind,
-        {{ dbrouter.cosine_similarity('d.embedding', 'pr.embedding') }} as sim
-    from {{ p }}probe as pr
-    join {{ p }}emb as d on d.doc_kind in ('database', 'table', 'column')
-),
-{{ p }}probe_ranked as (
-    select *, row_number() over (partition by document_id, db_id, doc_kind order by sim desc) as rn
-    from {{ p }}probe_hits
-),
-{{ p }}probe_schema as (
-    select
-        document_id, db_id,
-        {{ schema_sql }} as s_schema
-    from {{ p }}probe_ranked
-    group by 1, 2
+{{ p }}probe_schema as {{ dbrouter.cte_materialized() }} (
+    select probe_id as document_id, db_id, s_schema
+    from ({{ dbrouter.probe_schema_scores(p ~ 'probe', 'document_id', 'embedding', rel) }}) as scored
 ),
 {{ p }}probe_examples as (
     {#- the probe itself left out: the best other example of every database -#}
@@ -168,20 +157,8 @@ with
     from {{ ref('kb_offtopic_probe_embeddings') }}
     where {{ p }}embedding is not null
 ),
-{{ p }}off_hits as (
-    select o.probe_id, d.db_id, d.doc_kind, {{ dbrouter.cosine_similarity('d.embedding', 'o.embedding') }} as sim
-    from {{ p }}off as o
-    join {{ p }}emb as d on d.doc_kind in ('database', 'table', 'column')
-),
-{{ p }}off_ranked as (
-    select *, row_number() over (partition by probe_id, db_id, doc_kind order by sim desc) as rn
-    from {{ p }}off_hits
-),
-{{ p }}off_schema as (
-    select probe_id, db_id,
-        {{ schema_sql }} as s_schema
-    from {{ p }}off_ranked
-    group by 1, 2
+{{ p }}off_schema as {{ dbrouter.cte_materialized() }} (
+    {{ dbrouter.probe_schema_scores(p ~ 'off', 'probe_id', 'embedding', rel) }}
 ),
 {{ p }}off_examples as (
     select o.probe_id, e.db_id, max({{ dbrouter.cosine_similarity('e.embedding', 'o.embedding') }}) as s_example
