@@ -310,7 +310,6 @@ class StaticPhraseEmbedder:
         from python_udfs.static_model import StaticModelFile
 
         self._model = StaticModelFile(cache)  # model2vec itself only distils (its import costs 0.4 s)
-        self._lock = threading.Lock()  # the Rust tokenizer refuses concurrent use ("Already borrowed")
         if self._model.dim != DIM:
             raise EmbedderUnavailable(f"phrase model at {cache} has {self._model.dim} dimensions, expected {DIM}: "
                                       "delete the directory to distil it again")
@@ -322,7 +321,9 @@ class StaticPhraseEmbedder:
             Every token string of the model's WordPiece vocabulary except ``[UNK]``.
         """
         unk = self._model.unk_token_id
-        return sorted(tok for tok, i in self._model.tokenizer.get_vocab().items() if i != unk)
+        with self._model.lock:
+            vocab = self._model.tokenizer.get_vocab()
+        return sorted(tok for tok, i in vocab.items() if i != unk)
 
     def piece_vectors(self, pieces: Sequence[str | None]) -> list[np.ndarray | None]:
         """Raw (unnormalised) vectors of word pieces: the rows the model averages.
@@ -337,14 +338,14 @@ class StaticPhraseEmbedder:
             One float32 (dim,) array per piece, None for a string not in the vocabulary (the
             model is plain mean pooling: :class:`StaticModelFile` refuses token weights).
         """
-        vocab = self._model.tokenizer.get_vocab()
+        with self._model.lock:
+            vocab = self._model.tokenizer.get_vocab()
         rows = [vocab.get(p) if p else None for p in pieces]
         return [None if i is None or i == self._model.unk_token_id
                 else np.asarray(self._model.embedding[i], dtype=np.float32) for i in rows]
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
-        with self._lock:
-            vecs = np.asarray(self._model.encode(list(texts)), dtype=np.float32)
+        vecs = np.asarray(self._model.encode(list(texts)), dtype=np.float32)  # the model locks its tokenizer
         norms = np.linalg.norm(vecs, axis=1, keepdims=True)
         norms[norms == 0] = 1.0
         return vecs / norms

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import random
 
 import numpy as np
 import pytest
@@ -10,7 +11,7 @@ from safetensors.numpy import save_file
 
 from python_udfs.embeddings import get_phrase_embedder, static_model_dir
 from python_udfs.errors import EmbedderUnavailable
-from python_udfs.static_model import StaticModelFile
+from python_udfs.static_model import BULK, StaticModelFile
 
 TEXTS = ["How many singers do we have?", "", "   ", "x" * 5000, "naïve café — 東京 ☃", "[UNK] ##ing",
          "concert_singer.Song_release_year", "a"]
@@ -33,6 +34,34 @@ def test_vectors_equal_model2vec(model_dir):
     assert ours.tokenize(TEXTS) == theirs.tokenize(TEXTS)
     assert ours.unk_token_id == theirs.unk_token_id
     assert not a[1].any() and not a[2].any()  # no known token: a zero vector, as model2vec
+
+
+def corpus(n: int = 3000) -> list[str]:
+    """Texts that exercise both shortcuts: random ASCII (every control and punctuation character),
+    some non-ASCII, added tokens in any case, schema-like labels, long and empty texts."""
+    rng = random.Random(7)
+    alphabet = [chr(c) for c in range(128)] + list("éü東京☃—\u00a0\u3000\ufffd")
+    texts = ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 40))) for _ in range(n)]
+    words = ["singer", "Song_release_year", "concert", "ID", "x1", "naïve", "[UNK]", "[pad]", "##ing", "a.b", "Über"]
+    texts += [" ".join(rng.choice(words) for _ in range(rng.randint(1, 12))) for _ in range(n)]
+    return texts + ["word " * 700, "x" * 5000, "", "  ", "\x0b\x0c\x1c a", "A\x7fB", "tab\tnew\nline\rend"]
+
+
+def test_the_word_path_and_bulk_pooling_equal_model2vec_bit_for_bit(model_dir):
+    """ASCII texts are split into words and each word is tokenised once; a batch of BULK texts or
+    more is pooled from a float32 copy. Both must give model2vec's ids and vectors exactly (+0 and
+    -0 told apart), in big batches and small, and again from the remembered words."""
+    from model2vec import StaticModel
+
+    ours, path = model_dir
+    theirs = StaticModel.from_pretrained(str(path))
+    texts = corpus()
+    assert ours.tokenize(texts) == theirs.tokenize(texts)
+    want = theirs.encode(texts)
+    for size in (2048, 100, 3):
+        got = np.concatenate([ours.encode(texts[i:i + size]) for i in range(0, len(texts), size)])
+        assert got.dtype == want.dtype and np.array_equal(got.view(np.uint16), want.view(np.uint16)), size
+    assert len(texts) >= 2 * BULK and ours._word_ids  # both shortcuts ran
 
 
 def test_refuses_a_quantised_model(tmp_path, model_dir):
