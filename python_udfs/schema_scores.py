@@ -55,31 +55,33 @@ class SchemaScores:
     present: np.ndarray
 
 
-def _best_n(sims: np.ndarray, starts: np.ndarray, n: int) -> np.ndarray:
-    """Per row and contiguous segment, the segment's ``n`` largest values, largest first.
+def _best_n(sims: np.ndarray, rows: np.ndarray, starts: np.ndarray, n: int) -> np.ndarray:
+    """Per probe and segment of ``rows``, the segment's ``n`` largest similarities, largest first.
 
     Args:
-        sims: (probes, rows) float32 without NaN.
-        starts: first row of each segment (sorted, the first 0, every segment non-empty).
+        sims: (probes, documents) float32 without NaN.
+        rows: the columns of ``sims`` to read, segment after segment.
+        starts: first position in ``rows`` of each segment (sorted, the first 0, none empty).
         n: how many values to keep (>= 1).
 
     Returns:
         (probes, segments, n) float32; -inf where a segment has fewer than ``n`` values.
     """
-    lengths = np.diff(np.r_[starts, sims.shape[1]])
+    lengths = np.diff(np.r_[starts, len(rows)])
     out = np.full((sims.shape[0], len(starts), n), -np.inf, np.float32)
-    filled = np.zeros((sims.shape[0], len(starts)), np.int64)
-    rest = sims
-    for _ in range(n):  # each pass takes the segment's next distinct value and how often it occurs
-        top = np.maximum.reduceat(rest, starts, axis=1)
-        count = np.add.reduceat(sims == np.repeat(top, lengths, axis=1), starts, axis=1)
-        count = np.where(np.isneginf(top), 0, count)
-        for j in range(n):  # slots filled..filled+count-1 hold this value
-            slot = (filled <= j) & (j < filled + count)
-            out[:, :, j] = np.where(slot, top, out[:, :, j])
-        filled += count
-        if n > 1:
-            rest = np.where(rest < np.repeat(top, lengths, axis=1), rest, -np.inf)
+    # segments in buckets of one padded width (the next power of two: at most twice the cells),
+    # each bucket one gather into (probes, segments, width) and a partition along the last axis
+    width = np.left_shift(1, np.ceil(np.log2(np.maximum(lengths, 1))).astype(np.int64))
+    for w in np.unique(width):
+        segs = np.flatnonzero(width == w)
+        offsets = np.arange(w)
+        inside = offsets < lengths[segs, None]
+        cells = sims[:, rows[np.where(inside, starts[segs, None] + offsets, 0)]]
+        cells[:, ~inside] = -np.inf
+        if w > n:
+            cells = np.partition(cells, w - n, axis=2)[:, :, w - n:]
+        keep = min(n, int(w))
+        out[:, segs, :keep] = -np.sort(-cells, axis=2)[:, :, :keep]
     return out
 
 
@@ -129,9 +131,12 @@ def schema_scores(probes: np.ndarray, batches: Iterable[tuple[list[str], np.ndar
         db = np.fromiter((number[d] for d in db_ids), np.int64, len(db_ids))
         kinds = np.asarray(kinds, np.int64)
         vnorm = np.linalg.norm(vectors, axis=1)
-        sims = (unit @ (vectors / np.where(vnorm == 0, 1.0, vnorm)[:, None]).T).astype(np.float32)
+        sims = unit @ (vectors / np.where(vnorm == 0, 1.0, vnorm)[:, None]).T
         sims[:, vnorm == 0] = np.nan
         sims[norms == 0, :] = np.nan
+        isnan = np.isnan(sims) if (vnorm == 0).any() or (norms == 0).any() else None
+        if isnan is not None:
+            sims[isnan] = -np.inf
         for k, n in enumerate(ns):
             rows = np.flatnonzero(kinds == k)
             if not len(rows):
@@ -141,10 +146,9 @@ def schema_scores(probes: np.ndarray, batches: Iterable[tuple[list[str], np.ndar
             starts = np.r_[0, np.flatnonzero(g[1:] != g[:-1]) + 1]
             groups = g[starts]
             present[groups, k] = True
-            part = sims[:, rows]
-            isnan = np.isnan(part)
-            nan[k][:, groups] |= np.maximum.reduceat(isnan, starts, axis=1)
-            local = _best_n(np.where(isnan, -np.inf, part), starts, n)
+            if isnan is not None:
+                nan[k][:, groups] |= np.maximum.reduceat(isnan[:, rows], starts, axis=1)
+            local = _best_n(sims, rows, starts, n)
             merged = -np.sort(-np.concatenate([best[k][:, groups, :], local], axis=2), axis=2)
             best[k][:, groups, :] = merged[:, :, :n]
     means = np.full((len(probes), len(number), 3), np.nan)

@@ -79,10 +79,11 @@ def test_the_means_are_duckdbs_whatever_the_batches(seed, nt, nc, batch):
 
 
 def test_best_n_keeps_ties_and_pads_short_segments():
-    sims = np.array([[0.5, 0.9, 0.9, 0.1, 0.3]], np.float32)
-    got = ss._best_n(sims, np.array([0, 4]), 3)
+    sims = np.array([[0.3, 0.5, 0.9, 0.9, 0.1, 0.7]], np.float32)
+    rows = np.array([1, 2, 3, 4, 0, 5])  # segments: documents 1-4, then 0 and 5
+    got = ss._best_n(sims, rows, np.array([0, 4]), 3)
     assert got[0, 0].tolist() == pytest.approx([0.9, 0.9, 0.5])
-    assert got[0, 1, 0] == pytest.approx(0.3) and np.isneginf(got[0, 1, 1:]).all()
+    assert got[0, 1, :2].tolist() == pytest.approx([0.7, 0.3]) and np.isneginf(got[0, 1, 2])
 
 
 def test_bad_arguments_say_what_is_wrong():
