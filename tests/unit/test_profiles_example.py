@@ -41,3 +41,15 @@ def test_duckdb_target_writes_where_dbrouter_build_says():
 def test_duckdb_build_memory_is_bounded_and_settable():
     settings = _outputs()["duckdb"]["settings"]
     assert settings["memory_limit"] == "{{ env_var('DBROUTER_BUILD_MEMORY_LIMIT', '3GB') }}"
+
+
+def test_duckdb_build_stores_vectors_without_float_compression():
+    import duckdb
+
+    setting = _outputs()["duckdb"]["settings"]["disabled_compression_methods"]
+    con = duckdb.connect()
+    con.execute(f"set disabled_compression_methods = '{setting}'")  # a value DuckDB accepts
+    con.execute("create table t as select [random() for x in range(384)]::float[384] as v from range(5000)")
+    con.execute("checkpoint")
+    used = {r[0] for r in con.execute("select compression from pragma_storage_info('t')").fetchall()}
+    assert not used & {"ALP", "ALPRD"}
