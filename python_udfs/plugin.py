@@ -311,8 +311,9 @@ def _register_phrase_hits(conn: duckdb.DuckDBPyConnection) -> None:
         type="arrow", null_handling="special", side_effects=False)
 
 
-SCHEMA_BATCH_ROWS = 32_768
-"""Documents read per batch by ``dbrouter_schema_scores`` (50 MB of 384-d vectors)."""
+SCHEMA_BATCH_ROWS = 8_192
+"""Documents read per batch by ``dbrouter_schema_scores`` (12.5 MB of 384-d vectors: the build's
+DuckDB holds up to its memory limit beside it, so the UDF keeps little of its own)."""
 
 
 def _register_schema_scores(conn: duckdb.DuckDBPyConnection) -> None:

@@ -121,7 +121,8 @@ def schema_scores(probes: np.ndarray, batches: Iterable[tuple[list[str], np.ndar
             if d not in number:
                 number[d] = len(number)
         grow = len(number) - present.shape[0]
-        if grow:
+        if grow > 0:  # room for twice the databases seen: a few copies of the state, not one a batch
+            grow = max(grow, present.shape[0])
             present = np.vstack([present, np.zeros((grow, 3), bool)])
             best = [np.concatenate([b, np.full((len(probes), grow, b.shape[2]), -np.inf, np.float32)], axis=1)
                     for b in best]
@@ -151,14 +152,15 @@ def schema_scores(probes: np.ndarray, batches: Iterable[tuple[list[str], np.ndar
             local = _best_n(sims, rows, starts, n)
             merged = -np.sort(-np.concatenate([best[k][:, groups, :], local], axis=2), axis=2)
             best[k][:, groups, :] = merged[:, :, :n]
-    means = np.full((len(probes), len(number), 3), np.nan)
+    n_dbs = len(number)
+    means = np.full((len(probes), n_dbs, 3), np.nan)
     for k in range(3):
-        kept = np.isfinite(best[k])
-        total = np.where(kept, best[k], 0).astype(np.float64).sum(axis=2)
+        kept = np.isfinite(best[k][:, :n_dbs])
+        total = np.where(kept, best[k][:, :n_dbs], 0).astype(np.float64).sum(axis=2)
         count = kept.sum(axis=2)
         with np.errstate(invalid="ignore", divide="ignore"):
-            means[:, :, k] = np.where((count > 0) & ~nan[k], total / count, np.nan)
-    return SchemaScores(list(number), means, present)
+            means[:, :, k] = np.where((count > 0) & ~nan[k][:, :n_dbs], total / count, np.nan)
+    return SchemaScores(list(number), means, present[:n_dbs])
 
 
 def probe_block(databases: int, n_max: int) -> int:
