@@ -113,9 +113,11 @@ per_db_first as (
 ),
 example_votes as (
     {#- the floor filters before the ranking, which then sorts the few examples above it instead of
-        every example (the same rows: the examples ranked above one over the floor are over it too) -#}
+        every example (the same rows: the examples ranked above one over the floor are over it too);
+        db_id breaks the last tie: two databases with the same example (same vector, same SQL) at
+        the last vote gave it to either, question by question (1 run in 4 on spider-route) -#}
     select db_id, count(*) * 1.0 / {{ dbrouter.get_var('dbrouter__example_votes') | int }} as example_votes
-    from (select db_id, sim, row_number() over (order by sim desc, doc_label) as rn from hits
+    from (select db_id, sim, row_number() over (order by sim desc, doc_label, db_id) as rn from hits
           where doc_kind = 'example' and sim >= {{ dbrouter.get_var('dbrouter__example_floor') | float }}) as ranked
     where rn <= {{ dbrouter.get_var('dbrouter__example_votes') | int }}
     group by db_id
