@@ -160,7 +160,7 @@ def _check_node(node, sql: str, internal: frozenset[str] = frozenset(), function
                 raise UnsafeSQL(f"function {fname}() can read or write files, the network or the environment")
             if fname.lower() in internal:
                 raise UnsafeSQL(f"function {fname}() is internal to dbrouter's routing macros and not served: "
-                                "call route_query & co.")
+                                "call route_query and the other routing and retrieval functions")
         parent = node.parent
         if isinstance(parent, exp.Dot) and str(parent.this.name if hasattr(parent.this, "name") else "").lower() \
                 .startswith("fts"):
