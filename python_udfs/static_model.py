@@ -185,14 +185,15 @@ class StaticModelFile:
         for i, row in enumerate(ids):
             if row:
                 by_length[len(row)].append(i)
-        floats = self.embedding.dtype in (np.float16, np.float32)
-        if floats and len(ids) >= BULK and self._matrix32 is None:
-            self._matrix32 = np.asarray(self.embedding, dtype=np.float32)
+        matrix = None
+        if len(ids) >= BULK and self.embedding.dtype in (np.float16, np.float32):
+            if self._matrix32 is None:
+                self._matrix32 = np.asarray(self.embedding, dtype=np.float32)
+            matrix = self._matrix32
         for length, rows in by_length.items():
             index = np.array([ids[i] for i in rows], dtype=np.int64)
-            if floats and len(ids) >= BULK and self._matrix32 is not None:
+            if matrix is not None:
                 # numpy's float16 mean: float32 sums in token order, divided by the count
-                matrix = self._matrix32
                 total = np.zeros((len(rows), self.dim), np.float32)  # from +0, as numpy's sum
                 for j in range(length):
                     total += matrix[index[:, j]]
