@@ -101,7 +101,7 @@ def build_index(table: pa.Table) -> DocumentIndex:
     order = np.lexsort((label_rank, kind, db, stages)) if n else np.zeros(0, np.int64)
     emb = table.column("embedding").combine_chunks() if n else None
     if emb is not None and pa.types.is_fixed_size_list(emb.type):
-        matrix = arrow.to_numpy(emb.values, np.float32).reshape(n, emb.type.list_size)
+        matrix = arrow.to_matrix(emb)[0]
     elif emb is not None:
         matrix = np.asarray(emb.to_pylist(), dtype=np.float32)
         if matrix.ndim != 2:

@@ -111,7 +111,7 @@ def build_index(table: pa.Table) -> PhraseIndex:
 
     emb = table.column("embedding").combine_chunks() if n else None
     if emb is not None and pa.types.is_fixed_size_list(emb.type):
-        matrix = arrow.to_numpy(emb.values, np.float32).reshape(n, emb.type.list_size)
+        matrix = arrow.to_matrix(emb)[0]
     elif emb is not None:
         matrix = np.asarray([v if v is not None else [] for v in emb.to_pylist()], dtype=np.float32)
         if matrix.ndim != 2:

@@ -43,6 +43,17 @@ def test_to_numpy_reads_offsets_and_nulls():
     assert arrow.to_numpy(pa.array([], pa.int32()), np.int64).tolist() == []
 
 
+def test_to_matrix_reads_a_slice_and_zeroes_null_rows():
+    rows = np.arange(10, dtype=np.float32).reshape(5, 2)
+    array = pa.FixedSizeListArray.from_arrays(pa.array(rows.reshape(-1)), 2,
+                                              mask=pa.array([False, False, True, False, False])).slice(1, 3)
+    matrix, valid = arrow.to_matrix(array)
+    assert matrix.dtype == np.float32 and matrix.tolist() == [[2.0, 3.0], [0.0, 0.0], [6.0, 7.0]]
+    assert valid.tolist() == [True, False, True]
+    with pytest.raises(ValueError, match="fixed-size list"):
+        arrow.to_matrix(pa.array([[1.0]], pa.list_(pa.float32())))
+
+
 def test_take_strings_equals_take():
     words = pa.array(["zero", None, "two", "", "quatre", "fünf"], pa.string())
     for array in (words, words.slice(2)):
