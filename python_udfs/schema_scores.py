@@ -92,7 +92,8 @@ def schema_scores(probes: np.ndarray, batches: Iterable[tuple[list[str], np.ndar
     Args:
         probes: (probes, dim) float32 vectors (a zero vector gets NaN everywhere, as its cosines).
         batches: (db_ids, kinds, vectors) per batch of documents, any order: database names,
-            kind codes into :data:`KINDS` (int array), (rows, dim) float32 vectors.
+            kind codes into :data:`KINDS` (int array; -1: a row that scores nothing but lists its
+            database, e.g. a NULL vector), (rows, dim) float32 vectors.
         n_tables: table documents averaged per database (dbrouter__top_tables).
         n_columns: column documents averaged per database (dbrouter__top_columns).
 

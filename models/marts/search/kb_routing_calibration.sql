@@ -35,10 +35,10 @@
 {%- set trust = dbrouter.get_var('dbrouter__trust_examples') %}
 {%- set off_q = dbrouter.get_var('dbrouter__abstain_offtopic_quantile') | float %}
 {#- An example's schema score for its own database over rows (doc_kind, sim, rn: rank within its
-    kind), for the example gap (the probes, scored against every database, go through
-    probe_schema_scores, which scores alike), and the shortlist's fused score over s (s_schema),
-    x (s_example) and g (example_gap); the trust decision over l (the leave-one-out counts).
-    Written once, read by every probe set below. -#}
+    kind), read by the example gap (the probes, scored against every database, go through
+    probe_schema_scores, which scores alike); the shortlist's fused score over s (s_schema),
+    x (s_example) and g (example_gap) and the trust decision over l (the leave-one-out counts),
+    written once and read by every probe set below. -#}
 {%- set schema_sql = dbrouter.schema_score(
     "max(case when doc_kind = 'database' then sim end)",
     "avg(case when doc_kind = 'table' and rn <= " ~ var('dbrouter__top_tables') ~ " then sim end)",
