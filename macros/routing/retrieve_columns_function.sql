@@ -51,7 +51,10 @@ scored as (
     from {{ dbrouter.kb_relation('kb_columns') }} as c
     join {{ dbrouter.kb_relation('kb_static_document_embeddings' if path == 'sql' else 'kb_document_embeddings') }} as d on d.document_id = 'column:' || c.column_key
     cross join q
-    where c.db_id = db and {{ dbrouter.allowed_database('c.db_id') }} and d.embedding_model = q.model and q.v is not null
+    {# d.db_id = db repeats what the join implies (a column's document is its database's) as a
+        constant the scan filters on: without it every database's column vectors were read to keep
+        one database's (10,000 databases: 517k rows, ~140 ms of a ~100 ms call's CPU) #}
+    where c.db_id = db and d.db_id = db and {{ dbrouter.allowed_database('c.db_id') }} and d.embedding_model = q.model and q.v is not null
       and lower(c.table_name || '.' || c.column_name) not in (select name from excluded)
 ),
 ranked as (

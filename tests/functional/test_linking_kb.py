@@ -94,3 +94,40 @@ def test_ask_refuses_a_bad_column_budget_before_any_work(kb_con, bad):
 
     with pytest.raises(DbrouterError, match="max-columns"):
         ask(kb_con, "How many singers are there?", "concert_singer", max_columns=bad)
+
+
+def _scanned_rows(con, sql: str, params: list, table: str, tmp_path) -> list[int]:
+    """The rows each scan of `table` passed on while `sql` ran (DuckDB's profiler)."""
+    import json
+
+    out = tmp_path / "profile.json"
+    con.execute("PRAGMA enable_profiling='json'")
+    con.execute(f"SET profiling_output='{out}'")
+    try:
+        con.execute(sql, params).fetchall()
+    finally:
+        con.execute("PRAGMA disable_profiling")
+    rows = []
+
+    def walk(node):
+        if node.get("type") == "TABLE_SCAN" and node.get("extra_info", {}).get("Table", "").endswith("." + table):
+            rows.append(node["intermediate_rows"])
+        for child in node.get("children", []):
+            walk(child)
+
+    tree = json.loads(out.read_text())["operator"]
+    for node in tree if isinstance(tree, list) else [tree]:
+        walk(node)
+    return rows
+
+
+@pytest.mark.parametrize("path, table", [("udf", "kb_document_embeddings"), ("sql", "kb_static_document_embeddings")])
+def test_retrieve_columns_reads_only_that_databases_documents(kb_con, tmp_path, path, table):
+    """The scan filters on the database: it used to read every database's column vectors (0.22x
+    the time at 10,000 databases with the filter)."""
+    ours = kb_con.execute(f"select count(*) from {table} where db_id = 'concert_singer'").fetchall()[0][0]
+    every = kb_con.execute(f"select count(*) from {table}").fetchall()[0][0]
+    assert 0 < ours < every
+    rows = _scanned_rows(kb_con, f"select * from retrieve_columns_{path}(?, 'concert_singer', 5, null)",
+                         ["How old is each singer?"], table, tmp_path)
+    assert rows and max(rows) <= ours
