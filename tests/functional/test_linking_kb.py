@@ -131,3 +131,45 @@ def test_retrieve_columns_reads_only_that_databases_documents(kb_con, tmp_path, 
     rows = _scanned_rows(kb_con, f"select * from retrieve_columns_{path}(?, 'concert_singer', 5, null)",
                          ["How old is each singer?"], table, tmp_path)
     assert rows and max(rows) <= ours
+
+
+def test_linking_signals_read_only_that_databases_vectors(kb_con, tmp_path):
+    """load_signals reads one database's columns, tables, examples and statements with their
+    vectors: each scan of kb_document_embeddings passes on only that database's documents (it
+    read every database's, 150 ms a call at 10,000 databases)."""
+    import json
+
+    from dbrouter.linking.features import load_signals
+
+    ours = kb_con.execute("select count(*) from kb_document_embeddings where db_id = 'concert_singer'").fetchall()[0][0]
+    every = kb_con.execute("select count(*) from kb_document_embeddings").fetchall()[0][0]
+    assert 0 < ours < every
+    out = tmp_path / "profile.json"
+    scanned: list[int] = []
+
+    class Profiled:  # the connection, with each statement's scans of the documents recorded
+        def execute(self, sql, params=None):
+            result = kb_con.execute(sql, params)
+
+            class Rows:
+                def fetchall(self_inner):
+                    rows = result.fetchall()
+                    tree = json.loads(out.read_text())["operator"]
+                    stack = list(tree if isinstance(tree, list) else [tree])
+                    while stack:
+                        node = stack.pop()
+                        if node.get("type") == "TABLE_SCAN" and \
+                                node.get("extra_info", {}).get("Table", "").endswith(".kb_document_embeddings"):
+                            scanned.append(node["intermediate_rows"])
+                        stack.extend(node.get("children", []))
+                    return rows
+            return Rows()
+
+    kb_con.execute("PRAGMA enable_profiling='json'")
+    kb_con.execute(f"SET profiling_output='{out}'")
+    try:
+        sig = load_signals(Profiled(), "concert_singer")
+    finally:
+        kb_con.execute("PRAGMA disable_profiling")
+    assert sig.schema_columns and len(sig.column_vectors) == len(sig.schema_columns)
+    assert len(scanned) >= 2 and max(scanned) <= ours, scanned
