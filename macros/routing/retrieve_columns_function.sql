@@ -53,7 +53,7 @@ scored as (
     cross join q
     {# d.db_id = db repeats what the join implies (a column's document is its database's) as a
         constant the scan filters on: without it every database's column vectors were read to keep
-        one database's (10,000 databases: 517k rows, ~140 ms of a ~100 ms call's CPU) #}
+        one database's (10,000 databases: 517k rows; 111 ms a call on the UDF path, 25 ms with it) #}
     where c.db_id = db and d.db_id = db and {{ dbrouter.allowed_database('c.db_id') }} and d.embedding_model = q.model and q.v is not null
       and lower(c.table_name || '.' || c.column_name) not in (select name from excluded)
 ),

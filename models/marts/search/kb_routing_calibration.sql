@@ -35,9 +35,10 @@
 {%- set trust = dbrouter.get_var('dbrouter__trust_examples') %}
 {%- set off_q = dbrouter.get_var('dbrouter__abstain_offtopic_quantile') | float %}
 {#- An example's schema score for its own database over rows (doc_kind, sim, rn: rank within its
-    kind), read by the example gap (ranked_schema_score: the probes, scored against every database,
-    go through probe_schema_scores, whose SQL body reads the same macro); the shortlist's fused score over s (s_schema),
-    x (s_example) and g (example_gap) and the trust decision over l (the leave-one-out counts),
+    kind), read by the example gap (ranked_schema_score: the probes, scored against every
+    database, go through probe_schema_scores, whose SQL body reads the same macro); the
+    shortlist's fused score over s (s_schema), x (s_example) and g (example_gap) and the trust
+    decision over l (the leave-one-out counts),
     written once and read by every probe set below. -#}
 {%- set schema_sql = dbrouter.ranked_schema_score() %}
 {%- set fused_sql = "(s.s_schema + " ~ w ~ " * coalesce(x.s_example, s.s_schema + g.example_gap)) / (1.0 + " ~ w ~ ")" %}
