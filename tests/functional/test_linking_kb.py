@@ -3,6 +3,9 @@ lookup by name, the schema rendering and the LLM-free linker."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
 from dbrouter.errors import DbrouterError
@@ -96,10 +99,20 @@ def test_ask_refuses_a_bad_column_budget_before_any_work(kb_con, bad):
         ask(kb_con, "How many singers are there?", "concert_singer", max_columns=bad)
 
 
+def _scans(profile: Path, table: str) -> list[int]:
+    """The rows each scan of `table` passed on in the statement DuckDB's JSON profile describes."""
+    tree = json.loads(profile.read_text())["operator"]
+    stack, rows = list(tree if isinstance(tree, list) else [tree]), []
+    while stack:
+        node = stack.pop()
+        if node.get("type") == "TABLE_SCAN" and node.get("extra_info", {}).get("Table", "").endswith("." + table):
+            rows.append(node["intermediate_rows"])
+        stack.extend(node.get("children", []))
+    return rows
+
+
 def _scanned_rows(con, sql: str, params: list, table: str, tmp_path) -> list[int]:
     """The rows each scan of `table` passed on while `sql` ran (DuckDB's profiler)."""
-    import json
-
     out = tmp_path / "profile.json"
     con.execute("PRAGMA enable_profiling='json'")
     con.execute(f"SET profiling_output='{out}'")
@@ -107,18 +120,7 @@ def _scanned_rows(con, sql: str, params: list, table: str, tmp_path) -> list[int
         con.execute(sql, params).fetchall()
     finally:
         con.execute("PRAGMA disable_profiling")
-    rows = []
-
-    def walk(node):
-        if node.get("type") == "TABLE_SCAN" and node.get("extra_info", {}).get("Table", "").endswith("." + table):
-            rows.append(node["intermediate_rows"])
-        for child in node.get("children", []):
-            walk(child)
-
-    tree = json.loads(out.read_text())["operator"]
-    for node in tree if isinstance(tree, list) else [tree]:
-        walk(node)
-    return rows
+    return _scans(out, table)
 
 
 @pytest.mark.parametrize("path, table", [("udf", "kb_document_embeddings"), ("sql", "kb_static_document_embeddings")])
@@ -137,8 +139,6 @@ def test_linking_signals_read_only_that_databases_vectors(kb_con, tmp_path):
     """load_signals reads one database's columns, tables, examples and statements with their
     vectors: each scan of kb_document_embeddings passes on only that database's documents (it
     read every database's, 150 ms a call at 10,000 databases)."""
-    import json
-
     from dbrouter.linking.features import load_signals
 
     ours = kb_con.execute("select count(*) from kb_document_embeddings where db_id = 'concert_singer'").fetchall()[0][0]
@@ -154,14 +154,7 @@ def test_linking_signals_read_only_that_databases_vectors(kb_con, tmp_path):
             class Rows:
                 def fetchall(self_inner):
                     rows = result.fetchall()
-                    tree = json.loads(out.read_text())["operator"]
-                    stack = list(tree if isinstance(tree, list) else [tree])
-                    while stack:
-                        node = stack.pop()
-                        if node.get("type") == "TABLE_SCAN" and \
-                                node.get("extra_info", {}).get("Table", "").endswith(".kb_document_embeddings"):
-                            scanned.append(node["intermediate_rows"])
-                        stack.extend(node.get("children", []))
+                    scanned.extend(_scans(out, "kb_document_embeddings"))
                     return rows
             return Rows()
 
