@@ -38,8 +38,7 @@
     kind), read by the example gap (ranked_schema_score: the probes, scored against every
     database, go through probe_schema_scores, whose SQL body reads the same macro); the
     shortlist's fused score over s (s_schema), x (s_example) and g (example_gap) and the trust
-    decision over l (the leave-one-out counts),
-    written once and read by every probe set below. -#}
+    decision over l (the leave-one-out counts), written once and read by every probe set below. -#}
 {%- set schema_sql = dbrouter.ranked_schema_score() %}
 {%- set fused_sql = "(s.s_schema + " ~ w ~ " * coalesce(x.s_example, s.s_schema + g.example_gap)) / (1.0 + " ~ w ~ ")" %}
 {%- set trusted_sql = 'l.right_by_examples > l.right_by_schema' if trust is none else ('true' if trust else 'false') %}
