@@ -471,6 +471,13 @@ def static_piece_vectors(pieces: Sequence[str | None], name: str | None = None) 
     return emb.piece_vectors(pieces)  # ty: ignore[missing-attribute] - the static embedders have it
 
 
+def _encode_present(texts: Sequence[str | None], embedder: Embedder) -> tuple[list[int], np.ndarray | None]:
+    """The positions of the texts left after :func:`clean_text`, and their vectors (None: no text)."""
+    cleaned = [clean_text(t) for t in texts]
+    todo = [i for i, t in enumerate(cleaned) if t is not None]
+    return todo, embedder.encode([cleaned[i] or "" for i in todo]) if todo else None
+
+
 def embed_texts(texts: Sequence[str | None], embedder: Embedder) -> list[np.ndarray | None]:
     """Embed a batch; NULL/empty inputs give None, in place.
 
@@ -481,13 +488,10 @@ def embed_texts(texts: Sequence[str | None], embedder: Embedder) -> list[np.ndar
     Returns:
         One vector (or None) per input, in order.
     """
-    cleaned = [clean_text(t) for t in texts]
-    todo = [i for i, t in enumerate(cleaned) if t is not None]
-    out: list[np.ndarray | None] = [None] * len(cleaned)
-    if todo:
-        vecs = embedder.encode([cleaned[i] or "" for i in todo])
-        for i, vec in zip(todo, vecs):
-            out[i] = vec
+    todo, vecs = _encode_present(texts, embedder)
+    out: list[np.ndarray | None] = [None] * len(texts)
+    for i, vec in zip(todo, vecs if vecs is not None else []):
+        out[i] = vec
     return out
 
 
@@ -501,13 +505,10 @@ def embed_arrow(texts: pa.Array, embedder: Embedder) -> pa.Array:
     Returns:
         A ``fixed_size_list<float32, dim>`` array with nulls where the input was empty.
     """
-    values = texts.to_pylist()
-    vecs = embed_texts(values, embedder)
-    flat = np.zeros((len(vecs), embedder.dim), dtype=np.float32)
-    mask = np.zeros(len(vecs), dtype=bool)
-    for i, vec in enumerate(vecs):
-        if vec is None:
-            mask[i] = True
-        else:
-            flat[i] = vec
+    todo, vecs = _encode_present(texts.to_pylist(), embedder)
+    flat = np.zeros((len(texts), embedder.dim), dtype=np.float32)
+    mask = np.ones(len(texts), dtype=bool)
+    if vecs is not None:  # the encoder's matrix written at once, not row by row
+        flat[todo] = vecs
+        mask[todo] = False
     return arrow.vectors(flat, null=mask)

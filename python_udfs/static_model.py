@@ -23,10 +23,10 @@ from __future__ import annotations
 import json
 import re
 import threading
-from collections import defaultdict
 from collections.abc import Sequence
 from itertools import chain
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 
@@ -127,6 +127,18 @@ class StaticModelFile:
         Returns:
             One list of ids per text.
         """
+        flat, lengths = self.token_rows(texts)
+        return [row.tolist() for row in np.split(flat, np.cumsum(lengths)[:-1])] if len(texts) else []
+
+    def token_rows(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`tokenize`'s ids as one array: every text's ids in turn, and each text's count.
+
+        Args:
+            texts: the texts.
+
+        Returns:
+            (ids, lengths): intp arrays; text i's ids are ``ids[sum(lengths[:i]):][:lengths[i]]``.
+        """
         if self.max_length is not None and any(len(t) > self.max_length for t in texts):
             # a text of at most max_length characters is never cut (every token is >= 1 character)
             cut = self._cut(self.max_length)
@@ -144,19 +156,35 @@ class StaticModelFile:
                     new = sorted(seen)
                 for word, enc in zip(new, self.tokenizer.encode_batch_fast(new, add_special_tokens=False), strict=True):
                     known[word] = enc.ids
-        ids: list[list[int]] = []
-        read_rows = iter(read)
-        for w in words:
-            if w is None:
-                row = next(read_rows)
-            else:
-                row = list(chain.from_iterable(map(known.__getitem__, w)))
-                if self.max_length is not None:  # the tokenizer's truncation, before the unknowns go
-                    row = row[:self.max_length]
-            ids.append(row)
-        if self.unk_token_id is not None:
-            ids = [[i for i in row if i != self.unk_token_id] for row in ids]
-        return ids
+        # pieces: each word's ids (a text read by the tokenizer is one piece); per text its pieces
+        if rest:
+            pieces: list[list[int]] = []
+            per_text = np.ones(len(texts), dtype=np.intp)
+            read_rows = iter(read)
+            for i, w in enumerate(words):
+                if w is None:
+                    pieces.append(next(read_rows))
+                else:
+                    pieces.extend(map(known.__getitem__, w))
+                    per_text[i] = len(w)
+        else:
+            every = cast("list[list[str]]", words)  # each text was split into words
+            pieces = list(map(known.__getitem__, chain.from_iterable(every)))
+            per_text = np.fromiter(map(len, every), dtype=np.intp, count=len(texts))
+        piece_ends = np.cumsum(np.fromiter(map(len, pieces), dtype=np.intp, count=len(pieces)))
+        flat = np.fromiter(chain.from_iterable(pieces), dtype=np.intp, count=int(piece_ends[-1]) if len(pieces) else 0)
+        ends = np.concatenate([[0], piece_ends])[np.cumsum(per_text)]
+        lengths = np.diff(ends, prepend=0)
+        if self.max_length is not None or self.unk_token_id is not None:
+            # the tokenizer's truncation (a read text is cut already), then the unknowns go
+            position = np.arange(len(flat)) - np.repeat(ends - lengths, lengths)
+            keep = flat != self.unk_token_id if self.unk_token_id is not None else np.ones(len(flat), bool)
+            if self.max_length is not None:
+                keep &= position < self.max_length
+            if not keep.all():
+                lengths = np.bincount(np.repeat(np.arange(len(texts)), lengths)[keep], minlength=len(texts))
+                flat = flat[keep]
+        return flat, lengths.astype(np.intp)
 
     def _words(self, text: str) -> list[str] | None:
         """The pre-tokeniser's words of an ASCII text, None for any other (or one holding an added
@@ -178,29 +206,47 @@ class StaticModelFile:
         Returns:
             (len(texts), dim) array of the embedding's dtype.
         """
-        ids = self.tokenize(texts)
+        flat, lengths = self.token_rows(texts)
         dtype = np.dtype(np.float32) if self.embedding.dtype == np.int8 else self.embedding.dtype
-        out = np.zeros((len(ids), self.dim), dtype=dtype)
-        by_length: dict[int, list[int]] = defaultdict(list)
-        for i, row in enumerate(ids):
-            if row:
-                by_length[len(row)].append(i)
-        matrix = None
-        if len(ids) >= BULK and self.embedding.dtype in (np.float16, np.float32):
+        out = np.zeros((len(lengths), self.dim), dtype=dtype)
+        if len(lengths) >= BULK and self.embedding.dtype in (np.float16, np.float32):
             if self._matrix32 is None:
                 self._matrix32 = np.asarray(self.embedding, dtype=np.float32)
-            matrix = self._matrix32
-        for length, rows in by_length.items():
-            index = np.array([ids[i] for i in rows], dtype=np.int64)
-            if matrix is not None:
-                # numpy's float16 mean: float32 sums in token order, divided by the count
-                total = np.zeros((len(rows), self.dim), np.float32)  # from +0, as numpy's sum
-                for j in range(length):
-                    total += matrix[index[:, j]]
-                out[rows] = np.true_divide(total, np.intp(length), out=total, casting="unsafe")
-            else:
-                out[rows] = self.embedding[index].mean(axis=1)
+            _pool_in_token_order(self._matrix32, flat, lengths, out)
+        else:
+            starts = np.cumsum(lengths) - lengths
+            for length in np.unique(lengths[lengths > 0]):
+                rows = np.flatnonzero(lengths == length)
+                out[rows] = self.embedding[flat[starts[rows, None] + np.arange(length)]].mean(axis=1)
         if self.normalize:
             out32 = out.astype(np.float32)
             return (out32 / (np.linalg.norm(out32, axis=1, keepdims=True) + 1e-32)).astype(out.dtype)
         return out
+
+
+def _pool_in_token_order(matrix: np.ndarray, flat: np.ndarray, lengths: np.ndarray, out: np.ndarray) -> None:
+    """numpy's float16 ``mean`` of each text's rows from a float32 copy of the matrix, bit for bit.
+
+    numpy sums a float16 mean in float32, token by token in order from +0, and divides by the
+    count. Here every text is summed at once: the texts are ordered longest first, and the j-th
+    token of each text that has one is added in the j-th step (one gather of rows per step rather
+    than per length and step). A text without tokens keeps its zero row.
+
+    Args:
+        matrix: the float32 (vocabulary, dim) matrix.
+        flat: every text's token ids in turn (:meth:`StaticModelFile.token_rows`).
+        lengths: each text's number of ids.
+        out: (len(lengths), dim) array the means are written into (cast to its dtype).
+    """
+    order = np.argsort(-lengths, kind="stable")
+    order = order[:np.count_nonzero(lengths)]
+    if not len(order):
+        return
+    starts = (np.cumsum(lengths) - lengths)[order]
+    longest = np.bincount(lengths[order])[::-1].cumsum()[::-1]  # longest[j]: texts with >= j tokens
+    total = np.zeros((len(order), matrix.shape[1]), np.float32)  # from +0, as numpy's sum
+    for j in range(1, len(longest)):
+        have = int(longest[j])  # the first `have` texts (longest first) have a j-th token
+        total[:have] += matrix[flat[starts[:have] + (j - 1)]]
+    np.true_divide(total, lengths[order][:, None], out=total, casting="unsafe")
+    out[order] = total
