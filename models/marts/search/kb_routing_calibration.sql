@@ -44,18 +44,18 @@
 {%- set trusted_sql = 'l.right_by_examples > l.right_by_schema' if trust is none else ('true' if trust else 'false') %}
 with
 {%- for p, rel in spaces %}
-{{ p }}emb as (
-    select * from {{ rel }}
-),
+{# the documents' relation is read where it is needed, not through a CTE over all of it: DuckDB
+    materialises a CTE read more than once, and that copied every document vector (1 GB at 10,000
+    databases) to keep the examples' #}
 {{ p }}ex as (
-    select document_id, db_id, embedding from {{ p }}emb where doc_kind = 'example'
+    select document_id, db_id, embedding from {{ rel }} where doc_kind = 'example'
 ),
 {{ p }}hits as (
     select
         ex.document_id, d.doc_kind,
         {{ dbrouter.cosine_similarity('d.embedding', 'ex.embedding') }} as sim
     from {{ p }}ex as ex
-    join {{ p }}emb as d on d.db_id = ex.db_id and d.doc_kind in ('database', 'table', 'column')
+    join {{ rel }} as d on d.db_id = ex.db_id and d.doc_kind in ('database', 'table', 'column')
 ),
 {{ p }}ranked as (
     select *, row_number() over (partition by document_id, doc_kind order by sim desc) as rn
