@@ -76,3 +76,20 @@ def test_refuses_a_quantised_model(tmp_path, model_dir):
     with pytest.raises(EmbedderUnavailable, match="4 vectors"):
         StaticModelFile(tmp_path)
     assert json.loads((tmp_path / "config.json").read_text())["normalize"] is True
+
+
+def test_encoding_imports_no_masked_arrays(model_dir):
+    """A routed question's spans go through encode's small-batch path: a numpy function that
+    imports numpy.ma there (np.unique does) costs every cold `dbrouter route` ~20 ms of CPU."""
+    import subprocess
+    import sys
+
+    code = ("import sys\n"
+            "from python_udfs.embeddings import static_model_dir\n"
+            "from python_udfs.static_model import StaticModelFile\n"
+            "m = StaticModelFile(static_model_dir())\n"
+            "m.encode(['How many singers do we have?', 'singer name'])\n"
+            "m.encode(['concert_singer.Song_release_year'] * 100)\n"
+            "print('numpy.ma' in sys.modules)\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.stdout.strip() == "False", proc.stderr
