@@ -98,9 +98,11 @@ UDF_NAMES = ("embed", "dbrouter_cosine", "dbrouter_embedder", "embed_phrase", *(
              "dbrouter_schema_scores")
 
 # Batches at least this large are bulk embedding (a build's documents, not a routed question):
-# each prints a progress line (DuckDB hands arrow UDFs up to 2,048 rows; a small KB's documents
-# come in batches of a few hundred, and their first batch includes loading the model).
+# they print a progress line (DuckDB hands arrow UDFs up to 2,048 rows; a small KB's documents
+# come in batches of a few hundred, and their first batch includes loading the model), at most
+# one every PROGRESS_EVERY seconds: a batch a line was 308 lines for 630,454 documents.
 PROGRESS_MIN_BATCH = 100
+PROGRESS_EVERY = 5.0
 _ANNOUNCED: set[str] = set()  # embedders whose first bulk batch was announced in this process
 
 def register_udfs(conn: duckdb.DuckDBPyConnection, embedder: str | None = None, max_texts: int | None = None) -> None:
@@ -124,7 +126,7 @@ def register_udfs(conn: duckdb.DuckDBPyConnection, embedder: str | None = None, 
     if name not in EMBEDDERS:  # fail at registration, not at the first embed() of a build
         raise EmbedderUnavailable(f"unknown embedder {name!r}: choose one of {', '.join(EMBEDDERS)} "
                                   "(profile plugin config `embedder:` or $DBROUTER_EMBEDDER)")
-    progress = {"done": 0, "started": 0.0}
+    progress = {"done": 0, "started": 0.0, "shown": 0.0}
 
     def _bounded(texts: pa.Array, fn: str) -> None:
         if max_texts is None or len(texts) <= max_texts:
@@ -146,9 +148,11 @@ def register_udfs(conn: duckdb.DuckDBPyConnection, embedder: str | None = None, 
         out = embed_arrow(texts, get_embedder(name))
         if bulk:
             progress["done"] += len(texts)
-            elapsed = time.time() - progress["started"]
-            print(f"dbrouter embed: {progress['done']} documents embedded so far in this connection "
-                  f"({elapsed:.0f}s)", file=sys.stderr, flush=True)
+            now = time.time()
+            if now - progress["shown"] >= PROGRESS_EVERY:
+                progress["shown"] = now
+                print(f"dbrouter embed: {progress['done']} documents embedded so far in this connection "
+                      f"({now - progress['started']:.0f}s)", file=sys.stderr, flush=True)
         return out
 
     def _embedder_name() -> str:

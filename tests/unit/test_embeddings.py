@@ -100,3 +100,23 @@ def test_heartbeat_prints_while_a_long_step_runs(capsys):
     with heartbeat("quick", every=5):
         pass
     assert capsys.readouterr().err == ""
+
+
+def test_bulk_embedding_prints_progress_at_most_every_few_seconds(capsys, monkeypatch):
+    """A build's documents come in batches of up to 2,048: a line for each was 308 lines for
+    630,454 documents. One line per PROGRESS_EVERY seconds, the first batch's always."""
+    import duckdb
+
+    from python_udfs import plugin
+
+    def lines(every: float) -> list[str]:
+        monkeypatch.setattr(plugin, "PROGRESS_EVERY", every)
+        con = duckdb.connect()
+        plugin.register_udfs(con, "hash")
+        assert con.execute("select count(e) from (select embed('document ' || i) as e from range(6000) t(i))"
+                           ).fetchall() == [(6000,)]
+        con.close()
+        return [line for line in capsys.readouterr().err.splitlines() if "embedded so far" in line]
+
+    assert len(lines(3600.0)) == 1
+    assert len(lines(0.0)) >= 2  # a line a batch when the interval is 0: the batches were several
