@@ -10,6 +10,7 @@ from dbrouter.connection import Connection, entry
 from dbrouter.errors import NoDatabase
 from dbrouter.feedback.log import LogEntry
 from dbrouter.routing.evidence import RouteEvidence
+from dbrouter.routing.held import ENTRY, held_route_json
 from dbrouter.routing.mapping import MappingReport, embedding_mappings, map_phrases_llm
 
 
@@ -117,7 +118,10 @@ def route(con: Connection, question: str | None, k: int = 5, llm=None, shortlist
     """
     if llm is not None and question is not None and str(question).strip():
         return _route_mapped(con, llm, question, k, shortlist_k)
-    raw = con.execute(f"select {entry(con, 'route_query_json')}(?, ?)", [question, int(k)]).fetchall()[0][0]
+    name = entry(con, 'route_query_json')
+    raw = held_route_json(con, question, int(k)) if name == ENTRY else None
+    if raw is None:
+        raw = con.execute(f"select {name}(?, ?)", [question, int(k)]).fetchall()[0][0]
     return _from_json(question, raw)
 
 

@@ -1,0 +1,249 @@
+"""The routing query planned once per connection, over the KB tables it reads held in the process.
+
+DuckDB 2.0 binds and optimises a statement again on every execution when it scans a table: its
+optimiser marks a prepared statement that reads a database "always rebind". Only a statement that
+scans no table keeps its plan. For the routing query that planning is most of a warm question
+(about 60 % of it on spider-route: ~45 ms of ~100 ms at full speed).
+
+So from a connection's second question on, :func:`held_route_json` answers on a cursor of its own
+where every KB table the UDF path's ``route_query_json_udf`` names is replaced by an Arrow copy of
+the columns it names (``register``: a scan of a Python object, which DuckDB does not count as
+reading a database), and the routing query is ``PREPARE``d there once: each question is an
+``EXECUTE`` that skips parsing, binding and optimising. The answers are the same rows read by the
+same plan; ``tests/functional/test_held_route.py`` compares them with the unheld route, and checks that
+the held statement is not planned again.
+
+Only what makes this exact is held:
+
+- a read-only connection (what ``dbrouter.connect`` opens by default): the tables cannot change
+  under the copies. A connection that can write routes as before.
+- ``kb_allowed_databases`` (the access scope) is the rows the caller's own view returns for the
+  caller's ``dbrouter_allowed_databases`` at the time; a scope gets its own held cursor, made when
+  the caller's variable has that value, so a restricted caller never reads another scope's rows.
+- the UDF path's ``route_query_json`` without an LLM mapping; other calls are planned as before.
+
+The first question on a connection is answered without holding anything, so a one-question process
+(``dbrouter route``) pays neither the copies nor the ``PREPARE``.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import threading
+import weakref
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import Any
+
+import duckdb
+
+ENTRY = "route_query_json_udf"
+"""The entry point held: the UDF path's ranking as JSON (what :func:`dbrouter.route` reads)."""
+
+SCOPE_VARIABLE = "dbrouter_allowed_databases"
+"""The session variable of an access scope (:func:`dbrouter.access.scope_ddl`)."""
+
+MAX_HELD_ROWS = 500_000
+"""Hold a KB only while the tables the route reads have at most this many rows together.
+
+The held statement is planned without the question, so it cannot filter the lexical tables by the
+question's words as the planned one does (a constant list pushed into the scan): it reads them
+whole and joins. Measured (adr-0026, p50 against the planned query, same hour): 0.6x at 3,735 rows
+(the demo) and 74,072 (spider-route), 0.7x at 289,300 (1,000 synthetic databases), 1.0-1.2x at
+855,069 (3,000) and 1.8x at 2,835,924 (10,000). The bound lies between the last gain and the first
+loss."""
+
+MAX_SCOPES = 8
+"""The held cursors kept per connection, one per access scope seen (least recently used dropped)."""
+
+MAX_KS = 16
+"""The statements kept per held cursor, one per number of candidates asked (all dropped beyond)."""
+
+_HOLDERS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_LOCK = threading.Lock()
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_STRING = re.compile(r"'(?:[^']|'')*'")
+
+
+@dataclass
+class _Holder:
+    """What one connection holds: its KB tables' copies (once) and a prepared cursor per scope.
+
+    It does not refer to the connection: the connection keys it weakly (:data:`_HOLDERS`), and
+    closing the connection closes its cursors."""
+
+    calls: int = 0
+    usable: bool | None = None  # None: not checked yet
+    columns: dict[str, list[str]] = field(default_factory=dict)  # table -> the columns the route names
+    tables: dict[str, Any] | None = None  # table name -> pyarrow.Table of those columns
+    scopes: OrderedDict = field(default_factory=OrderedDict)  # scope key -> _Scoped
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+def held_route_json(con: Any, question: str | None, k: int) -> str | None:
+    """``route_query_json_udf(question, k)`` through the connection's held plan, or None.
+
+    Args:
+        con: the caller's connection or cursor (its scope is read on every call).
+        question: the question (a str without NUL characters; None or anything else: not held).
+        k: the number of candidates.
+
+    Returns:
+        The JSON ``route_query_json_udf`` returns, or None when this call is not held: not a DuckDB
+        connection, one that can write, its first routing call, or a question the statement
+        cannot take as a literal. The caller then routes as before.
+    """
+    if not isinstance(question, str) or "\x00" in question:
+        return None
+    with _LOCK:
+        try:
+            holder = _HOLDERS.get(con)
+        except TypeError:  # not weakly referenceable: not a DuckDB connection dbrouter made
+            return None
+        if holder is None:
+            holder = _HOLDERS[con] = _Holder()
+    with holder.lock:
+        holder.calls += 1
+        if holder.calls == 1:
+            return None  # a one-question process pays nothing for the copies
+        if holder.usable is None:
+            holder.usable = _usable(con, holder)
+        if not holder.usable:
+            return None
+        scope = con.execute(f"select getvariable('{SCOPE_VARIABLE}')").fetchall()[0][0]
+        key = None if scope is None else tuple(sorted(scope))
+        try:
+            cursor = holder.scopes.get(key)
+            if cursor is None:
+                cursor = _prepare(con, holder)
+                holder.scopes[key] = cursor
+                while len(holder.scopes) > MAX_SCOPES:
+                    _, old = holder.scopes.popitem(last=False)
+                    old.con.close()
+            else:
+                holder.scopes.move_to_end(key)
+            name = cursor.prepared(int(k))
+        except duckdb.Error as exc:  # a KB whose route names what the copies miss: plan as before, and say so
+            holder.usable = False
+            for scoped in holder.scopes.values():
+                scoped.con.close()
+            holder.scopes.clear()
+            holder.tables = None
+            print(f"dbrouter: routing is planned for every question on this connection: the routing query "
+                  f"could not be held ({str(exc).splitlines()[0]})", file=sys.stderr)
+            return None
+        literal = "'" + question.replace("'", "''") + "'"
+        return cursor.con.execute(f"EXECUTE {name}({literal}::varchar)").fetchall()[0][0]
+
+
+def _usable(con: Any, holder: _Holder) -> bool:
+    """Whether ``con`` is worth holding: a DuckDB connection on a read-only KB in the main
+    schema, whose UDF path is there and whose held tables are not above :data:`MAX_HELD_ROWS`
+    together. Sets ``holder.columns`` to what would be held."""
+    try:
+        read_only = con.execute("select readonly from duckdb_databases() "
+                                "where database_name = current_database()").fetchall()
+        con.execute("select 1 from main.kb_databases limit 0").fetchall()  # a dbt package's KB: another schema
+        has_entry = con.execute("select count(*) from duckdb_functions() where function_name = ?",
+                                [ENTRY]).fetchall()
+    except Exception:  # noqa: BLE001 - an endpoint or any other connection: route as before
+        return False
+    if not (read_only and read_only[0][0] and has_entry[0][0]):
+        return False
+    holder.columns = _named_columns(con)
+    return _rows(con, list(holder.columns)) <= MAX_HELD_ROWS
+
+
+@dataclass
+class _Scoped:
+    """A cursor holding one scope's tables, with the routing statement prepared per ``k`` asked."""
+
+    con: Any
+    ks: set[int] = field(default_factory=set)
+
+    def prepared(self, k: int) -> str:
+        """The name of the statement answering ``k`` candidates, prepared on first use.
+
+        The question comes in as a column of a one-row subquery. As a parameter the macro
+        repeats, and so is ``k``, it makes DuckDB bind the statement again on every ``EXECUTE``;
+        ``k`` as a parameter in that row turns the macro's ``limit`` into a join on it (2x the
+        operators' CPU). So ``k`` is a constant of its own statement.
+        """
+        name = f"dbrouter_route_{k}"
+        if k not in self.ks:
+            if len(self.ks) >= MAX_KS:  # a caller asking for ever new k: start over, bounded
+                for old in self.ks:
+                    self.con.execute(f"DEALLOCATE dbrouter_route_{old}")
+                self.ks.clear()
+            self.con.execute(f"PREPARE {name} AS select {ENTRY}(p.question, {k}) "
+                             "from (select $1::varchar as question) as p")
+            self.ks.add(k)
+        return name
+
+
+def _prepare(con: Any, holder: _Holder) -> _Scoped:
+    """A cursor of ``con`` with the held tables registered and the caller's scope (now) as its
+    ``kb_allowed_databases``."""
+    if holder.tables is None:
+        holder.tables = _copy(con, holder.columns)
+    cursor = con.cursor()
+    try:
+        for name, table in holder.tables.items():
+            cursor.register(name, table)
+        # the caller's view, read under the caller's scope: exactly the rows the route may consider
+        cursor.register("kb_allowed_databases", con.sql("select db_id from kb_allowed_databases").to_arrow_table())
+    except Exception:
+        cursor.close()
+        raise
+    return _Scoped(cursor)
+
+
+def _named_columns(con: Any) -> dict[str, list[str]]:
+    """The KB tables the held entry point names, with the columns it names.
+
+    A name is what the text of the entry point's macros (followed through the macros they call)
+    says outside string literals, so a table only named to a UDF (``dbrouter_document_hits('...')``)
+    is not copied. A column the macros need and this misses cannot pass silently: ``PREPARE`` fails
+    to bind, and the route is planned as before (:func:`held_route_json`).
+    """
+    macros = dict(con.execute("select function_name, macro_definition from duckdb_functions() "
+                              "where database_name = current_database() and macro_definition is not null").fetchall())
+    seen: set[str] = set()
+    todo, words = [ENTRY], set()
+    while todo:
+        name = todo.pop()
+        if name in seen or name not in macros:
+            continue
+        seen.add(name)
+        named = set(_WORD.findall(_STRING.sub("''", macros[name])))
+        words |= named
+        todo += [w for w in named if w in macros]
+    views = {r[0] for r in con.execute("select view_name from duckdb_views() where database_name = current_database()"
+                                       " and schema_name = 'main'").fetchall()}
+    columns: dict[str, list[str]] = {}
+    for table, column in con.execute("select table_name, column_name from duckdb_columns() "
+                                     "where database_name = current_database() and schema_name = 'main' "
+                                     "order by table_name, column_index").fetchall():
+        if table in words and column in words and table not in views:
+            columns.setdefault(table, []).append(column)
+    return columns
+
+
+def _rows(con: Any, tables: list[str]) -> int:
+    """The rows of ``tables`` together (DuckDB's count kept with each table)."""
+    if not tables:
+        return 0
+    marks = ", ".join("?" for _ in tables)
+    return int(con.execute("select coalesce(sum(estimated_size), 0) from duckdb_tables() where database_name = "
+                           f"current_database() and schema_name = 'main' and table_name in ({marks})",
+                           tables).fetchall()[0][0])
+
+
+def _copy(con: Any, columns: dict[str, list[str]]) -> dict[str, Any]:
+    """Arrow copies of ``columns``' tables with those columns."""
+    tables = {}
+    for table, cols in columns.items():
+        select = ", ".join('"' + c.replace('"', '""') + '"' for c in cols)
+        tables[table] = con.sql(f'select {select} from main."{table}"').to_arrow_table()
+    return tables

@@ -1,0 +1,142 @@
+"""The routing query held per connection (dbrouter/routing/held.py) answers exactly as the query
+planned for each question, under every access scope, and is in fact not planned again."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+import dbrouter
+from dbrouter.access import scope_ddl
+from dbrouter.routing import held
+from dbrouter.routing.held import held_route_json
+from dbrouter.routing.route import route
+
+QUESTIONS = ["How many singers do we have?", "Show the name and country of every singer older than 40",
+             "list the courses taught by each teacher", "What's O'Brien's flight number?",
+             "¿Cuántos aeropuertos hay en Francia?", "", "   ", "weather tomorrow in Paris",
+             "How many concerts were held in 2014? " * 20]
+HIDDEN = ("concert_singer", "singer")
+
+
+def _planned(con, question: str, k: int) -> str:
+    return con.execute("select route_query_json_udf(?, ?)", [question, k]).fetchall()[0][0]
+
+
+@pytest.fixture()
+def con(built_kb):
+    c = dbrouter.connect(built_kb["warehouse"], embedder="hash")
+    yield c
+    c.close()
+
+
+def test_the_held_route_answers_exactly_as_the_planned_query(con):
+    assert held_route_json(con, QUESTIONS[0], 3) is None  # the first question: nothing held yet
+    for k in (1, 3, 10):
+        for q in QUESTIONS:
+            got = held_route_json(con, q, k)
+            assert got is not None, q
+            assert got == _planned(con, q, k), (q, k)
+    holder = held._HOLDERS[con]
+    assert set(holder.tables) >= {"kb_databases", "kb_table_terms", "kb_walk_edges"}
+    assert "embedding" not in holder.tables.get("kb_document_embeddings").column_names  # vectors stay in the file
+    assert list(holder.scopes[None].ks) and sorted(holder.scopes[None].ks) == [1, 3, 10]
+
+
+def test_route_reads_the_held_plan_and_gets_the_same_result(con):
+    first = route(con, QUESTIONS[1], k=5)
+    second = route(con, QUESTIONS[1], k=5)
+    assert held._HOLDERS[con].scopes  # the second call was held
+    assert first == second
+
+
+def test_a_scope_gets_its_own_held_rows_and_never_another_scopes(con):
+    every = [r[0] for r in con.execute("select db_id from kb_databases").fetchall()]
+    allowed = [d for d in every if d not in HIDDEN]
+    held_route_json(con, QUESTIONS[0], 10)
+    for _ in range(2):  # each scope twice: made once, then reused
+        for scope in (allowed, None, [], ["flight_1"]):
+            con.execute(scope_ddl(scope))
+            got = held_route_json(con, QUESTIONS[0], 10)
+            assert got == _planned(con, QUESTIONS[0], 10)
+            ranked = {c["db_id"] for c in json.loads(got)["ranking"]}
+            if scope is not None:
+                assert ranked <= set(scope), scope
+    assert len(held._HOLDERS[con].scopes) == 4
+    con.execute(scope_ddl(None))
+
+
+def test_scopes_beyond_the_bound_are_dropped_and_made_again(con, monkeypatch):
+    monkeypatch.setattr(held, "MAX_SCOPES", 1)
+    held_route_json(con, QUESTIONS[0], 5)
+    for scope in (["flight_1"], None, ["flight_1"]):
+        con.execute(scope_ddl(scope))
+        assert held_route_json(con, QUESTIONS[0], 5) == _planned(con, QUESTIONS[0], 5)
+        assert len(held._HOLDERS[con].scopes) == 1
+    con.execute(scope_ddl(None))
+
+
+def test_the_held_statement_is_not_planned_again(con, tmp_path):
+    """DuckDB's profiler: binding and optimising the held EXECUTE take a small fraction of what the
+    same route planned for its question takes."""
+    held_route_json(con, QUESTIONS[0], 5)
+    held_route_json(con, QUESTIONS[0], 5)
+    scoped = held._HOLDERS[con].scopes[None]
+
+    def planning(cursor, sql: str) -> float:
+        out = tmp_path / "profile.json"
+        cursor.execute("PRAGMA enable_profiling='json'")
+        cursor.execute(f"SET profiling_output='{out}'")
+        cursor.execute(sql).fetchall()
+        cursor.execute("PRAGMA disable_profiling")
+        d = json.loads(out.read_text())
+        return d["planner"]["total_time"] + d["optimizer"]["total_time"]
+
+    q = QUESTIONS[2].replace("'", "''")
+    held_time = planning(scoped.con, f"EXECUTE {scoped.prepared(5)}('{q}'::varchar)")
+    planned_time = planning(con, f"select route_query_json_udf('{q}', 5)")
+    assert planned_time > 0.005
+    assert held_time < planned_time / 10, (held_time, planned_time)
+
+
+def test_a_connection_that_can_write_or_a_large_kb_is_not_held(built_kb, tmp_path, monkeypatch):
+    copy = tmp_path / "kb.duckdb"
+    shutil.copyfile(built_kb["warehouse"], copy)
+    rw = dbrouter.connect(copy, embedder="hash", read_only=False)
+    try:
+        assert [held_route_json(rw, QUESTIONS[0], 3) for _ in range(3)] == [None] * 3
+    finally:
+        rw.close()
+    monkeypatch.setattr(held, "MAX_HELD_ROWS", 10)
+    ro = dbrouter.connect(copy, embedder="hash")
+    try:
+        assert [held_route_json(ro, QUESTIONS[0], 3) for _ in range(3)] == [None] * 3
+        assert route(ro, QUESTIONS[0], k=3).best is not None  # planned as before
+    finally:
+        ro.close()
+
+
+def test_a_route_the_copies_cannot_bind_is_planned_as_before_and_says_so(con, monkeypatch, capsys):
+    held_route_json(con, QUESTIONS[0], 3)
+    real = held._named_columns
+
+    def missing_a_column(c):
+        columns = real(c)
+        columns["kb_table_terms"] = [x for x in columns["kb_table_terms"] if x != "weight"]
+        return columns
+
+    monkeypatch.setattr(held, "_named_columns", missing_a_column)
+    assert held_route_json(con, QUESTIONS[0], 3) is None
+    assert "could not be held" in capsys.readouterr().err
+    assert held_route_json(con, QUESTIONS[0], 3) is None  # and stays planned
+    assert route(con, QUESTIONS[0], k=3).candidates
+
+
+def test_the_statements_per_k_are_bounded(con, monkeypatch):
+    monkeypatch.setattr(held, "MAX_KS", 2)
+    held_route_json(con, QUESTIONS[0], 1)
+    for k in (1, 2, 3, 4, 2):
+        assert held_route_json(con, QUESTIONS[0], k) == _planned(con, QUESTIONS[0], k)
+        assert len(held._HOLDERS[con].scopes[None].ks) <= 2
