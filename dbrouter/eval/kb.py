@@ -143,6 +143,36 @@ def latency(con: Connection, questions: list[str], n: int = 200, seed: int = 0,
     return timed(lambda q: con.execute(f"select {function}(?)", [q]).fetchall(), questions, n, seed)
 
 
+def held_latency(con: Connection, questions: list[str], n: int = 200, seed: int = 0) -> tuple[float, float, int, int]:
+    """Warm p50/p95 of :func:`dbrouter.route` (k=5) on one connection, which holds the routing query
+    from its second question on (:mod:`dbrouter.routing.held`), and whether the held answers are the
+    planned query's.
+
+    Args:
+        con: connection from :func:`dbrouter.connect` (UDF path).
+        questions: question texts to sample from.
+        n: how many to time (after 5 warm-up calls), the same sample as :func:`latency`'s.
+        seed: sampling seed.
+
+    Returns:
+        (p50 ms, p95 ms, sampled questions whose held JSON equals ``route_query_json_udf``'s, questions
+        held): the last is 0 when this connection is not held (a KB above
+        :data:`dbrouter.routing.held.MAX_HELD_ROWS`).
+    """
+    from dbrouter.routing.held import held_route_json
+    from dbrouter.routing.route import route
+
+    p50, p95 = timed(lambda q: route(con, q, k=5), questions, n, seed)
+    same = compared = 0
+    for q in random.Random(seed).sample(questions, min(n, len(questions))):
+        got = held_route_json(con, q, 5)
+        if got is None:
+            continue
+        compared += 1
+        same += got == con.execute("select route_query_json_udf(?, 5)", [q]).fetchall()[0][0]
+    return p50, p95, same, compared
+
+
 def percentiles_ms(millis: list[float]) -> tuple[float, float]:
     """(p50, p95) of per-question milliseconds, interpolated, rounded to 0.1 ms; (0, 0) for none."""
     if not millis:

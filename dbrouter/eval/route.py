@@ -20,7 +20,7 @@ from dbrouter.connection import Connection
 from dbrouter.console import err
 from dbrouter.eval import routed as routed_questions
 from dbrouter.eval.benchmark import Benchmark, Question, setting_split
-from dbrouter.eval.kb import Log, build_kb, latency
+from dbrouter.eval.kb import Log, build_kb, held_latency, latency
 from dbrouter.eval.publish import Report
 from dbrouter.kb.connect import ROUTE_PATHS, connect
 from dbrouter.routing import ranker
@@ -29,7 +29,7 @@ from dbrouter.routing.route import default_shortlist_k
 
 JSON_KEYS = ("r1", "r2", "r3", "map", "n", "shortlist_recall", "p50_ms", "p95_ms", "shortlist_r1", "shortlist_r2",
              "shortlist_r3", "shortlist_map", "shortlist_k", "implied_edge_wins", "errors", "setting", "benchmark", "path",
-             "values")
+             "values", "held_p50_ms", "held_p95_ms", "held_same", "held_compared")
 
 
 def rank_of(ranking: list[str], gold: str) -> int | None:
@@ -90,6 +90,10 @@ class RouteMetrics:
     errors: dict[str, int] = field(default_factory=dict)
     path: str = "udf"
     values: bool = False
+    held_p50_ms: float | None = None
+    held_p95_ms: float | None = None
+    held_same: int = 0
+    held_compared: int = 0
 
     def to_json(self) -> dict:
         """The flat dict ``dbrouter eval route --json`` prints (keys :data:`JSON_KEYS`).
@@ -253,6 +257,9 @@ def eval_route(bench: Benchmark, setting: str, workdir: Path, embedder: str | No
         routed_questions.save(ranks.routed, features)
         log(f"[{bench.name} / {setting}] candidates' signals written to {features}")
         p50, p95 = latency(con, [q.question for q in questions], function=f"route_query_{path}")
+        held = (None, None, 0, 0)
+        if path == "udf":
+            held = held_latency(con, [q.question for q in questions])
         depth = default_shortlist_k(con)
     finally:
         con.close()
@@ -262,7 +269,8 @@ def eval_route(bench: Benchmark, setting: str, workdir: Path, embedder: str | No
         final=RankMetrics.of(ranks.final), shortlist=RankMetrics.of(ranks.shortlist),
         shortlist_k=depth, shortlist_recall=round(recall, 4), p50_ms=round(p50, 1), p95_ms=round(p95, 1),
         seconds=round(seconds, 1), implied_edge_wins=ranks.implied_edge_wins, reranked_changed=ranks.changed,
-        errors=dict(sorted(ranks.errors.items())), path=path, values=values)
+        errors=dict(sorted(ranks.errors.items())), path=path, values=values,
+        held_p50_ms=held[0], held_p95_ms=held[1], held_same=held[2], held_compared=held[3])
 
 
 def summary_line(m: RouteMetrics) -> str:
@@ -272,6 +280,25 @@ def summary_line(m: RouteMetrics) -> str:
             f"{' (with sample values)' if m.values else ''}: n={m.n} R@1={f.r1:.4f} R@2={f.r2:.4f} R@3={f.r3:.4f} "
             f"R@10={f.r10:.4f} mAP={f.map:.4f} p50={m.p50_ms}ms p95={m.p95_ms}ms; shortlist alone "
             f"R@1={s.r1:.4f}, gold in top-{m.shortlist_k}={m.shortlist_recall:.4f}")
+
+
+def held_line(m: RouteMetrics) -> str:
+    """The sentence on :func:`dbrouter.route`'s latency with the routing query held (UDF path only).
+
+    Args:
+        m: the metrics.
+
+    Returns:
+        One paragraph, or "" for the pure-SQL path.
+    """
+    if m.held_p50_ms is None:
+        return ""
+    if not m.held_compared:
+        return (f"`dbrouter.route()` (the CLI, MCP and Python): p50 {m.held_p50_ms} / p95 {m.held_p95_ms} ms; this KB is "
+                "above the size the routing query is held at, so it is planned per question as above.\n\n")
+    return (f"`dbrouter.route()` (the CLI, MCP and Python; the routing query held, planned once per connection): "
+            f"p50 {m.held_p50_ms} / p95 {m.held_p95_ms} ms; the held answer equals the planned query's for "
+            f"{m.held_same} of {m.held_compared} timed questions.\n\n")
 
 
 def route_report(m: RouteMetrics, command: str) -> Report:
@@ -300,6 +327,7 @@ def route_report(m: RouteMetrics, command: str) -> Report:
         f"Gold database in the top-{m.shortlist_k} shortlist (the re-rank's ceiling): {m.shortlist_recall:.4f}. "
         f"The re-rank changed the top-1 for {m.reranked_changed} questions; {m.implied_edge_wins} top-1 "
         f"decisions needed an implied (non-declared) join edge for connectivity.\n\n{errors}")
+    markdown += held_line(m)
     key = (f"eval route {m.benchmark} {m.setting}" + (" sql-path" if m.path == "sql" else "")
            + (" values" if m.values else ""))
     return Report(key=key, command=command, data=m.to_json(),
