@@ -28,6 +28,7 @@ The first question on a connection is answered without holding anything, so a on
 
 from __future__ import annotations
 
+import contextlib
 import re
 import sys
 import threading
@@ -35,8 +36,6 @@ import weakref
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
-
-import duckdb
 
 ENTRY = "route_query_json_udf"
 """The entry point held: the UDF path's ranking as JSON (what :func:`dbrouter.route` reads)."""
@@ -103,6 +102,8 @@ def held_route_json(con: Any, question: str | None, k: int) -> str | None:
             return None
         if holder is None:
             holder = _HOLDERS[con] = _Holder()
+    import duckdb  # here: an endpoint's CLI process (dbrouter route --endpoint) never loads it
+
     with holder.lock:
         holder.calls += 1
         if holder.calls == 1:
@@ -124,6 +125,8 @@ def held_route_json(con: Any, question: str | None, k: int) -> str | None:
             else:
                 holder.scopes.move_to_end(key)
             name = cursor.prepared(int(k))
+        except duckdb.InterruptException:  # the caller's time is up (interrupt()): not a reason to stop holding
+            raise
         except duckdb.Error as exc:  # a KB whose route names what the copies miss: plan as before, and say so
             holder.usable = False
             for scoped in holder.scopes.values():
@@ -137,16 +140,41 @@ def held_route_json(con: Any, question: str | None, k: int) -> str | None:
         return cursor.con.execute(f"EXECUTE {name}({literal}::varchar)").fetchall()[0][0]
 
 
+def interrupt(con: Any) -> None:
+    """Interrupt what runs on ``con`` and on the cursors holding its routing query.
+
+    A held question runs on a cursor of its own, which ``con.interrupt()`` does not reach: a
+    caller that bounds a call's time by interrupting its connection (``dbrouter mcp``'s tools)
+    calls this instead. It takes no lock, so a timer's thread never waits for the route it stops.
+
+    Args:
+        con: the caller's connection or cursor.
+    """
+    con.interrupt()
+    try:
+        holder = _HOLDERS.get(con)
+        cursors = [scoped.con for scoped in list(holder.scopes.values())] if holder is not None else []
+    except (TypeError, RuntimeError):  # not weakly referenceable / the scopes changed under the copy
+        cursors = []
+    for cursor in cursors:
+        with contextlib.suppress(Exception):  # closed by an eviction meanwhile: nothing runs there
+            cursor.interrupt()
+
+
 def _usable(con: Any, holder: _Holder) -> bool:
     """Whether ``con`` is worth holding: a DuckDB connection on a read-only KB in the main
     schema, whose UDF path is there and whose held tables are not above :data:`MAX_HELD_ROWS`
     together. Sets ``holder.columns`` to what would be held."""
+    import duckdb
+
     try:
         read_only = con.execute("select readonly from duckdb_databases() "
                                 "where database_name = current_database()").fetchall()
         con.execute("select 1 from main.kb_databases limit 0").fetchall()  # a dbt package's KB: another schema
         has_entry = con.execute("select count(*) from duckdb_functions() where function_name = ?",
                                 [ENTRY]).fetchall()
+    except duckdb.InterruptException:  # the caller's time is up: decide on a later call
+        raise
     except Exception:  # noqa: BLE001 - an endpoint or any other connection: route as before
         return False
     if not (read_only and read_only[0][0] and has_entry[0][0]):

@@ -54,6 +54,7 @@ from dbrouter.connection import record_route_path
 from dbrouter.errors import ServeError
 from dbrouter.feedback.log import ClientBudget
 from dbrouter.kb.connect import connect, route_path_ddl
+from dbrouter.routing.held import interrupt
 from dbrouter.serve import (
     AUTH_FAILURE_DELAY,
     AUTH_FAILURES,
@@ -367,7 +368,8 @@ class KnowledgeBase:
         gen = self._enter()
         try:
             cur = gen.con if shared else gen.con.cursor()
-            timer = threading.Timer(self.timeout, cur.interrupt)
+            # the held routing query runs on cursors of cur's own (dbrouter.routing.held): stop those too
+            timer = threading.Timer(self.timeout, interrupt, (cur,))
             try:
                 if gen.path_ddl and not shared:
                     record_route_path(cur, "udf")

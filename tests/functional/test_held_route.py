@@ -140,3 +140,52 @@ def test_the_statements_per_k_are_bounded(con, monkeypatch):
     for k in (1, 2, 3, 4, 2):
         assert held_route_json(con, QUESTIONS[0], k) == _planned(con, QUESTIONS[0], k)
         assert len(held._HOLDERS[con].scopes[None].ks) <= 2
+
+
+def test_interrupting_the_connection_reaches_its_held_cursors(con):
+    """A caller bounding a call's time (dbrouter mcp's tools) interrupts the connection; the held
+    question runs on cursors of its own, which held.interrupt stops as well."""
+
+    class Recorder:
+        def __init__(self, real):
+            self.real, self.interrupted = real, 0
+
+        def interrupt(self):
+            self.interrupted += 1
+
+        def __getattr__(self, name):
+            return getattr(self.real, name)
+
+    held_route_json(con, QUESTIONS[0], 5)
+    held_route_json(con, QUESTIONS[0], 5)
+    scoped = held._HOLDERS[con].scopes[None]
+    scoped.con = recorder = Recorder(scoped.con)
+    held.interrupt(con)
+    assert recorder.interrupted == 1
+    scoped.con = recorder.real
+    assert held_route_json(con, QUESTIONS[1], 5) == _planned(con, QUESTIONS[1], 5)  # nothing left interrupted
+
+
+def test_the_endpoint_timeout_stops_a_held_route_and_holding_survives_it(built_kb):
+    """dbrouter mcp's tools run on KnowledgeBase.cursor, whose timer interrupts the call: a held
+    route is stopped like a planned one, and an interrupted setup does not turn holding off."""
+    from dbrouter.serve.server import KnowledgeBase
+
+    kb = KnowledgeBase(built_kb["warehouse"], timeout=0.001)
+    try:
+        for _ in range(2):  # the planned first call, then the held setup: both stopped
+            with pytest.raises(Exception, match="Interrupt"), kb.cursor(shared=True) as con:
+                route(con, QUESTIONS[1], k=3)
+        assert held._HOLDERS[con].usable is not False
+        kb.timeout = 60
+        with kb.cursor(shared=True) as con:
+            route(con, QUESTIONS[1], k=3)
+            assert held._HOLDERS[con].scopes  # held now
+        kb.timeout = 0.001
+        with pytest.raises(Exception, match="Interrupt"), kb.cursor(shared=True) as con:
+            route(con, QUESTIONS[2], k=3)  # the held EXECUTE, on a cursor of its own
+        kb.timeout = 60
+        with kb.cursor(shared=True) as con:
+            assert route(con, QUESTIONS[2], k=3).candidates
+    finally:
+        kb.close()
