@@ -270,7 +270,8 @@ def eval_route(bench: Benchmark, setting: str, workdir: Path, embedder: str | No
         shortlist_k=depth, shortlist_recall=round(recall, 4), p50_ms=round(p50, 1), p95_ms=round(p95, 1),
         seconds=round(seconds, 1), implied_edge_wins=ranks.implied_edge_wins, reranked_changed=ranks.changed,
         errors=dict(sorted(ranks.errors.items())), path=path, values=values,
-        held_p50_ms=held[0], held_p95_ms=held[1], held_same=held[2], held_compared=held[3])
+        held_p50_ms=None if held[0] is None else round(held[0], 1),
+        held_p95_ms=None if held[1] is None else round(held[1], 1), held_same=held[2], held_compared=held[3])
 
 
 def summary_line(m: RouteMetrics) -> str:

@@ -125,3 +125,18 @@ def test_synthesize_renames_tables_and_keeps_foreign_keys():
         fk = d["foreign_keys"][0]
         assert fk["table"] in names and fk["ref_table"] in names and fk["table"].startswith("u_")
     assert synthesize(schemas, 3, seed=1) == out  # seeded: the same repository every time
+
+
+def test_the_held_route_line_says_what_was_measured_and_compared():
+    from dataclasses import replace
+
+    from dbrouter.eval.route import held_line, route_report
+
+    m = _metrics()
+    assert held_line(m) == ""  # not measured (the pure-SQL path)
+    held = replace(m, held_p50_ms=30.1, held_p95_ms=41.0, held_same=199, held_compared=200)
+    assert "p50 30.1 / p95 41.0 ms" in held_line(held) and "199 of 200" in held_line(held)
+    assert held_line(held) in route_report(held, "cmd").markdown
+    assert route_report(held, "cmd").data["held_same"] == 199
+    big = replace(m, held_p50_ms=300.0, held_p95_ms=400.0)
+    assert "planned per question" in held_line(big)
