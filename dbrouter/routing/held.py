@@ -113,11 +113,14 @@ def held_route_json(con: Any, question: str | None, k: int) -> str | None:
         if not holder.usable:
             return None
         scope = con.execute(f"select getvariable('{SCOPE_VARIABLE}')").fetchall()[0][0]
-        key = None if scope is None else tuple(sorted(scope))
+        key = None if scope is None else repr(scope)  # the value itself: another value, another cursor
+        cursor = holder.scopes.get(key)
+        # the caller's view under the caller's scope: the rows the route may consider, or the error
+        # a malformed scope gives the planned route too
+        allowed = con.sql("select db_id from kb_allowed_databases").to_arrow_table() if cursor is None else None
         try:
-            cursor = holder.scopes.get(key)
             if cursor is None:
-                cursor = _prepare(con, holder)
+                cursor = _prepare(con, holder, allowed)
                 holder.scopes[key] = cursor
                 while len(holder.scopes) > MAX_SCOPES:
                     _, old = holder.scopes.popitem(last=False)
@@ -210,17 +213,16 @@ class _Scoped:
         return name
 
 
-def _prepare(con: Any, holder: _Holder) -> _Scoped:
-    """A cursor of ``con`` with the held tables registered and the caller's scope (now) as its
-    ``kb_allowed_databases``."""
+def _prepare(con: Any, holder: _Holder, allowed: Any) -> _Scoped:
+    """A cursor of ``con`` with the held tables registered and ``allowed`` (the caller's
+    ``kb_allowed_databases`` rows) as its ``kb_allowed_databases``."""
     if holder.tables is None:
         holder.tables = _copy(con, holder.columns)
     cursor = con.cursor()
     try:
         for name, table in holder.tables.items():
             cursor.register(name, table)
-        # the caller's view, read under the caller's scope: exactly the rows the route may consider
-        cursor.register("kb_allowed_databases", con.sql("select db_id from kb_allowed_databases").to_arrow_table())
+        cursor.register("kb_allowed_databases", allowed)
     except Exception:
         cursor.close()
         raise
