@@ -6,8 +6,8 @@ scans no table keeps its plan. For the routing query that planning is most of a 
 (about 60 % of it on spider-route: ~45 ms of ~100 ms at full speed).
 
 So from a connection's second question on, :func:`held_route_json` answers on a cursor of its own
-where every KB table the UDF path's ``route_query_json_udf`` names is replaced by an Arrow copy of
-the columns it names (``register``: a scan of a Python object, which DuckDB does not count as
+where every KB table the UDF path's ``route_query_json_udf`` and ``route_query_udf`` name is
+replaced by an Arrow copy of the columns they name (``register``: a scan of a Python object, which DuckDB does not count as
 reading a database), and the routing query is ``PREPARE``d there once: each question is an
 ``EXECUTE`` that skips parsing, binding and optimising. The answers are the same rows read by the
 same plan; ``tests/functional/test_held_route.py`` compares them with the unheld route, and checks that
@@ -20,7 +20,9 @@ Only what makes this exact is held:
 - ``kb_allowed_databases`` (the access scope) is the rows the caller's own view returns for the
   caller's ``dbrouter_allowed_databases`` at the time; a scope gets its own held cursor, made when
   the caller's variable has that value, so a restricted caller never reads another scope's rows.
-- the UDF path's ``route_query_json`` without an LLM mapping; other calls are planned as before.
+- the UDF path's ``route_query_json`` without an LLM mapping (``dbrouter.route()``), and a
+  ``dbrouter serve`` client's plain ``select route_query('...')`` / ``select route_query_json('...', k)``
+  (:func:`held_statement`, whose sessions share one set of copies); other calls are planned as before.
 
 The first question on a connection is answered without holding anything, so a one-question process
 (``dbrouter route``) pays neither the copies nor the ``PREPARE``.
@@ -38,7 +40,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 ENTRY = "route_query_json_udf"
-"""The entry point held: the UDF path's ranking as JSON (what :func:`dbrouter.route` reads)."""
+"""The UDF path's ranking as JSON: what :func:`dbrouter.route` reads."""
+
+HELD = {"route_query_json_udf": True, "route_query_udf": False}
+"""The entry points held, each with whether it takes ``k`` after the question: ``route_query_json``
+(``dbrouter.route()``) and ``route_query`` (what ``dbrouter serve``'s SQL clients call most)."""
 
 SCOPE_VARIABLE = "dbrouter_allowed_databases"
 """The session variable of an access scope (:func:`dbrouter.access.scope_ddl`)."""
@@ -60,6 +66,7 @@ MAX_KS = 16
 """The statements kept per held cursor, one per number of candidates asked (all dropped beyond)."""
 
 _HOLDERS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_COPIES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # a cursor's parent -> the copies its cursors share
 _LOCK = threading.Lock()
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _STRING = re.compile(r"'(?:[^']|'')*'")
@@ -93,7 +100,27 @@ def held_route_json(con: Any, question: str | None, k: int) -> str | None:
         connection, one that can write, its first routing call, or a question the statement
         cannot take as a literal. The caller then routes as before.
     """
-    if not isinstance(question, str) or "\x00" in question:
+    found = held_statement(con, ENTRY, question, k)
+    return None if found is None else found[0].execute(found[1]).fetchall()[0][0]
+
+
+def held_statement(con: Any, entry: str, question: str | None, k: int | None = None,
+                   share: Any = None) -> tuple[Any, str] | None:
+    """The held cursor and the ``EXECUTE`` that answers ``entry(question[, k])`` for ``con``, or None.
+
+    Args:
+        con: the caller's connection or cursor (its scope is read on every call).
+        entry: one of :data:`HELD`.
+        question: the question (a str without NUL characters; None or anything else: not held).
+        k: the number of candidates, for an entry that takes it.
+        share: the connection ``con`` is a cursor of, whose cursors then share one set of copies
+            (``dbrouter serve``'s sessions); None: ``con``'s own.
+
+    Returns:
+        (cursor, statement): run the statement on the cursor (``execute`` or ``sql``) for the
+        entry's one row; None when this call is not held (see :func:`held_route_json`).
+    """
+    if not isinstance(question, str) or "\x00" in question or entry not in HELD or HELD[entry] != (k is not None):
         return None
     with _LOCK:
         try:
@@ -120,14 +147,14 @@ def held_route_json(con: Any, question: str | None, k: int) -> str | None:
         allowed = con.sql("select db_id from kb_allowed_databases").to_arrow_table() if cursor is None else None
         try:
             if cursor is None:
-                cursor = _prepare(con, holder, allowed)
+                cursor = _prepare(con, holder, allowed, share)
                 holder.scopes[key] = cursor
                 while len(holder.scopes) > MAX_SCOPES:
                     _, old = holder.scopes.popitem(last=False)
                     old.con.close()
             else:
                 holder.scopes.move_to_end(key)
-            name = cursor.prepared(int(k))
+            name = cursor.prepared(entry, None if k is None else int(k))
         except duckdb.InterruptException:  # the caller's time is up (interrupt()): not a reason to stop holding
             raise
         except duckdb.Error as exc:  # a KB whose route names what the copies miss: plan as before, and say so
@@ -136,11 +163,14 @@ def held_route_json(con: Any, question: str | None, k: int) -> str | None:
                 scoped.con.close()
             holder.scopes.clear()
             holder.tables = None
+            if share is not None:
+                with _LOCK:
+                    _COPIES.pop(share, None)
             print(f"dbrouter: routing is planned for every question on this connection: the routing query "
                   f"could not be held ({str(exc).splitlines()[0]})", file=sys.stderr)
             return None
         literal = "'" + question.replace("'", "''") + "'"
-        return cursor.con.execute(f"EXECUTE {name}({literal}::varchar)").fetchall()[0][0]
+        return cursor.con, f"EXECUTE {name}({literal}::varchar)"
 
 
 def interrupt(con: Any) -> None:
@@ -174,8 +204,8 @@ def _usable(con: Any, holder: _Holder) -> bool:
         read_only = con.execute("select readonly from duckdb_databases() "
                                 "where database_name = current_database()").fetchall()
         con.execute("select 1 from main.kb_databases limit 0").fetchall()  # a dbt package's KB: another schema
-        has_entry = con.execute("select count(*) from duckdb_functions() where function_name = ?",
-                                [ENTRY]).fetchall()
+        has_entry = con.execute("select count(distinct function_name) = ? from duckdb_functions() "
+                                "where function_name in (?, ?)", [len(HELD), *HELD]).fetchall()
     except duckdb.InterruptException:  # the caller's time is up: decide on a later call
         raise
     except Exception:  # noqa: BLE001 - an endpoint or any other connection: route as before
@@ -191,31 +221,37 @@ class _Scoped:
     """A cursor holding one scope's tables, with the routing statement prepared per ``k`` asked."""
 
     con: Any
-    ks: set[int] = field(default_factory=set)
+    ks: set[str] = field(default_factory=set)  # the names of the statements prepared
 
-    def prepared(self, k: int) -> str:
-        """The name of the statement answering ``k`` candidates, prepared on first use.
+    def prepared(self, entry: str, k: int | None) -> str:
+        """The name of the statement answering ``entry`` (with ``k`` candidates), prepared on first use.
 
         The question comes in as a column of a one-row subquery. As a parameter the macro
         repeats, and so is ``k``, it makes DuckDB bind the statement again on every ``EXECUTE``;
         ``k`` as a parameter in that row turns the macro's ``limit`` into a join on it (2x the
         operators' CPU). So ``k`` is a constant of its own statement.
         """
-        name = f"dbrouter_route_{k}"
-        if k not in self.ks:
+        name = f"dbrouter_{entry}" + ("" if k is None else f"_{k}")
+        if name not in self.ks:
             if len(self.ks) >= MAX_KS:  # a caller asking for ever new k: start over, bounded
                 for old in self.ks:
-                    self.con.execute(f"DEALLOCATE dbrouter_route_{old}")
+                    self.con.execute(f"DEALLOCATE {old}")
                 self.ks.clear()
-            self.con.execute(f"PREPARE {name} AS select {ENTRY}(p.question, {k}) "
-                             "from (select $1::varchar as question) as p")
-            self.ks.add(k)
+            args = "p.question" + ("" if k is None else f", {k}")
+            self.con.execute(f"PREPARE {name} AS select {entry}({args}) from (select $1::varchar as question) as p")
+            self.ks.add(name)
         return name
 
 
-def _prepare(con: Any, holder: _Holder, allowed: Any) -> _Scoped:
+def _prepare(con: Any, holder: _Holder, allowed: Any, share: Any = None) -> _Scoped:
     """A cursor of ``con`` with the held tables registered and ``allowed`` (the caller's
-    ``kb_allowed_databases`` rows) as its ``kb_allowed_databases``."""
+    ``kb_allowed_databases`` rows) as its ``kb_allowed_databases``; the copies are ``share``'s
+    (made through ``con`` the first time) when given."""
+    if holder.tables is None and share is not None:
+        with _LOCK:  # once per parent: its cursors read the same file, read-only
+            holder.tables = _COPIES.get(share)
+            if holder.tables is None:
+                holder.tables = _COPIES[share] = _copy(con, holder.columns)
     if holder.tables is None:
         holder.tables = _copy(con, holder.columns)
     cursor = con.cursor()
@@ -230,9 +266,9 @@ def _prepare(con: Any, holder: _Holder, allowed: Any) -> _Scoped:
 
 
 def _named_columns(con: Any) -> dict[str, list[str]]:
-    """The KB tables the held entry point names, with the columns it names.
+    """The KB tables the held entry points name, with the columns they name.
 
-    A name is what the text of the entry point's macros (followed through the macros they call)
+    A name is what the text of the entry points' macros (followed through the macros they call)
     says outside string literals, so a table only named to a UDF (``dbrouter_document_hits('...')``)
     is not copied. A column the macros need and this misses cannot pass silently: ``PREPARE`` fails
     to bind, and the route is planned as before (:func:`held_route_json`).
@@ -240,7 +276,7 @@ def _named_columns(con: Any) -> dict[str, list[str]]:
     macros = dict(con.execute("select function_name, macro_definition from duckdb_functions() "
                               "where database_name = current_database() and macro_definition is not null").fetchall())
     seen: set[str] = set()
-    todo, words = [ENTRY], set()
+    todo, words = list(HELD), set()
     while todo:
         name = todo.pop()
         if name in seen or name not in macros:

@@ -54,7 +54,7 @@ from dbrouter.connection import record_route_path
 from dbrouter.errors import ServeError
 from dbrouter.feedback.log import ClientBudget
 from dbrouter.kb.connect import connect, route_path_ddl
-from dbrouter.routing.held import interrupt
+from dbrouter.routing.held import held_statement, interrupt
 from dbrouter.serve import (
     AUTH_FAILURE_DELAY,
     AUTH_FAILURES,
@@ -330,10 +330,12 @@ class KnowledgeBase:
                     session.calls = calls
             except StatementRefused as exc:
                 raise QueryRefused(str(exc), exc.sqlstate) from None
-            timer = threading.Timer(self.timeout, cur.interrupt)
+            # a held call runs on a cursor of cur's own (dbrouter.routing.held): the timer stops that too
+            timer = threading.Timer(self.timeout, interrupt, (cur,))
             timer.start()
             try:
-                rel = cur.sql(sql, params=params or None)
+                held = _held_call(cur, gen, sql, params) if session is not None else None
+                rel = held[0].sql(held[1]) if held is not None else cur.sql(sql, params=params or None)
                 if rel is None:
                     raise QueryRefused("the statement returned no result set", "0A000")
                 rel, wires = project_for_wire(rel)
@@ -417,6 +419,35 @@ class KnowledgeBase:
             gen, self._current = self._current, None
         if gen is not None:
             gen.close()
+
+
+_HELD_CALL = re.compile(r"\s*select\s+(route_query(?:_json)?)(?:_udf)?\s*\(\s*('(?:[^']|'')*'|\$1|\?)"
+                        r"\s*(?:,\s*(\d{1,4})\s*)?\)\s*;?\s*", re.IGNORECASE)
+"""A client's plain routing call: ``select route_query('...')`` or ``select route_query_json('...', k)``
+(or ``_udf``), the question a literal or the statement's one parameter."""
+
+
+def _held_call(cur: Any, gen: _Generation, sql: str, params) -> tuple[Any, str] | None:
+    """The held cursor and statement answering a session's plain routing call, or None.
+
+    Such a call is what most SQL clients send; answered by the routing query held on the session
+    (:func:`dbrouter.routing.held.held_statement`, copies shared by the generation's sessions) it
+    is not planned again. Anything else (an alias, another argument, a second call, the pure-SQL
+    path's names) runs as written.
+    """
+    match = _HELD_CALL.fullmatch(sql) if gen.path_ddl else None
+    if match is None:
+        return None
+    name, literal, k = match.group(1).lower(), match.group(2), match.group(3)
+    if literal in ("$1", "?"):
+        if not (isinstance(params, (list, tuple)) and len(params) == 1 and isinstance(params[0], str)):
+            return None
+        question = params[0]
+    elif params:
+        return None
+    else:
+        question = literal[1:-1].replace("''", "'")
+    return held_statement(cur, f"{name}_udf", question, None if k is None else int(k), share=gen.con)
 
 
 def _remove_stale_links(folder: Path) -> None:

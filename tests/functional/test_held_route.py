@@ -42,7 +42,7 @@ def test_the_held_route_answers_exactly_as_the_planned_query(con):
     holder = held._HOLDERS[con]
     assert set(holder.tables) >= {"kb_databases", "kb_table_terms", "kb_walk_edges"}
     assert "embedding" not in holder.tables.get("kb_document_embeddings").column_names  # vectors stay in the file
-    assert list(holder.scopes[None].ks) and sorted(holder.scopes[None].ks) == [1, 3, 10]
+    assert sorted(holder.scopes[None].ks) == [f"dbrouter_route_query_json_udf_{k}" for k in (1, 10, 3)]
 
 
 def test_route_reads_the_held_plan_and_gets_the_same_result(con):
@@ -95,7 +95,7 @@ def test_the_held_statement_is_not_planned_again(con, tmp_path):
         return d["planner"]["total_time"] + d["optimizer"]["total_time"]
 
     q = QUESTIONS[2].replace("'", "''")
-    held_time = planning(scoped.con, f"EXECUTE {scoped.prepared(5)}('{q}'::varchar)")
+    held_time = planning(scoped.con, f"EXECUTE {scoped.prepared(held.ENTRY, 5)}('{q}'::varchar)")
     planned_time = planning(con, f"select route_query_json_udf('{q}', 5)")
     assert planned_time > 0.005
     assert held_time < planned_time / 10, (held_time, planned_time)
@@ -216,3 +216,32 @@ def test_a_malformed_scope_fails_or_answers_as_the_planned_query_and_holding_sta
     con.execute(scope_ddl(None))
     assert held._HOLDERS[con].usable is True
     assert held_route_json(con, QUESTIONS[0], 3) == _planned(con, QUESTIONS[0], 3)
+
+
+@pytest.mark.parametrize("sql, params", [
+    ("select route_query('How many singers do we have?')", None),
+    ("SELECT route_query_json($1, 3)", [QUESTIONS[1]]),
+    ("select route_query_udf('What''s O''Brien''s flight number?');", None),
+])
+def test_serve_answers_a_plain_routing_call_from_the_held_plan(built_kb, sql, params):
+    """A SQL client's `select route_query('...')` on dbrouter serve: the session's first call is
+    planned, the next are held (copies shared by the generation's sessions); rows, column names and
+    wire types are the planned call's."""
+    from dbrouter.serve.server import KnowledgeBase
+    from dbrouter.serve.session import KBSession
+
+    kb = KnowledgeBase(built_kb["warehouse"])
+    try:
+        first, second = KBSession(kb), KBSession(kb)
+        tables = [kb.query(sql, params, first) for _ in range(3)]
+        assert held._HOLDERS[first.db_cursor].scopes  # calls 2 and 3 were held
+        assert all(t.equals(tables[0]) and t.schema.equals(tables[0].schema, check_metadata=True) for t in tables)
+        assert tables[0].column_names[0].startswith("route_query")
+        kb.query(sql, params, second)
+        kb.query(sql, params, second)
+        copies = held._HOLDERS[first.db_cursor].tables
+        assert held._HOLDERS[second.db_cursor].tables is copies  # one set of copies for both sessions
+        aliased = kb.query(sql.rstrip(";") + " as answer", params, first)  # not a plain call: planned
+        assert aliased.column_names == ["answer"] and aliased.column(0).equals(tables[0].column(0))
+    finally:
+        kb.close()
