@@ -73,7 +73,7 @@ def connect(path: str | Path, read_only: bool = True, embedder: str | None = Non
         con.execute("SET enable_progress_bar=false")  # DuckDB draws one on the terminal for a query over 2 s
         _find_kb_schema(con, path)
         ddl = route_path_ddl(con, route_path)
-        if ddl is None and not _has_function(con, "route_query_ranked"):
+        if ddl is None and not has_function(con, "route_query_ranked"):
             raise _no_route_functions(path)
         register_udfs(con, _embedder_for(con, path, embedder), max_texts)
         if ddl:
@@ -108,7 +108,7 @@ def _find_kb_schema(con: Connection, path: Path) -> None:
                                          "order by 1").fetchall()]
     if "main" in schemas:
         return
-    if not schemas and not _has_function(con, "route_query_ranked"):
+    if not schemas and not has_function(con, "route_query_ranked"):
         raise _no_route_functions(path)
     if len(schemas) != 1:
         found = f"several schemas hold one ({', '.join(schemas)})" if schemas else "no schema holds kb_databases"
@@ -173,7 +173,7 @@ def _no_route_functions(path: Path) -> WarehouseError:
     return WarehouseError(f"{path} has no route functions: run `dbrouter build` (dbt build) on it first")
 
 
-def _has_function(con: Connection, name: str) -> bool:
+def has_function(con: Connection, name: str) -> bool:
     """Whether the warehouse defines a function or macro ``name`` (any schema)."""
     return bool(con.execute("select count(*) from duckdb_functions() where function_name = ?", [name]).fetchall()[0][0])
 

@@ -200,17 +200,18 @@ def _usable(con: Any, holder: _Holder) -> bool:
     together. Sets ``holder.columns`` to what would be held."""
     import duckdb
 
+    from dbrouter.kb.connect import has_function  # here: it imports duckdb, which an endpoint's CLI never loads
+
     try:
         read_only = con.execute("select readonly from duckdb_databases() "
                                 "where database_name = current_database()").fetchall()
         con.execute("select 1 from main.kb_databases limit 0").fetchall()  # a dbt package's KB: another schema
-        has_entry = con.execute("select count(distinct function_name) = ? from duckdb_functions() "
-                                "where function_name in (?, ?)", [len(HELD), *HELD]).fetchall()
+        has_entries = all(has_function(con, entry) for entry in HELD)
     except duckdb.InterruptException:  # the caller's time is up: decide on a later call
         raise
     except Exception:  # noqa: BLE001 - an endpoint or any other connection: route as before
         return False
-    if not (read_only and read_only[0][0] and has_entry[0][0]):
+    if not (read_only and read_only[0][0] and has_entries):
         return False
     holder.columns = _named_columns(con)
     return _rows(con, list(holder.columns)) <= MAX_HELD_ROWS
