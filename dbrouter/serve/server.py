@@ -74,7 +74,7 @@ from dbrouter.serve import (
 from dbrouter.serve.catalog import catalog_ddl, needs_catalog
 from dbrouter.serve.pgtypes import TEXT_ARRAYS, decode_binary, parameter_types, pg_array
 from dbrouter.serve.session import INTERNAL_UDFS, SERVER_VERSION, KBSession, QueryRefused
-from dbrouter.serve.statement import Allowed, StatementRefused, allowed_of, check_statement
+from dbrouter.serve.statement import Allowed, Calls, StatementRefused, allowed_of, check_statement
 from dbrouter.serve.wire import TypedResult, data_rows, project_for_wire, row_description, typed_table
 
 DEFAULT_HOST = "127.0.0.1"
@@ -334,7 +334,7 @@ class KnowledgeBase:
             timer = threading.Timer(self.timeout, interrupt, (cur,))
             timer.start()
             try:
-                held = _held_call(cur, gen, sql, params) if session is not None else None
+                held = _held_call(cur, gen, sql, params, calls) if session is not None else None
                 rel = held[0].sql(held[1]) if held is not None else cur.sql(sql, params=params or None)
                 if rel is None:
                     raise QueryRefused("the statement returned no result set", "0A000")
@@ -427,26 +427,27 @@ _HELD_CALL = re.compile(r"\s*select\s+(route_query(?:_json)?)(?:_udf)?\s*\(\s*('
 (or ``_udf``), the question a literal or the statement's one parameter."""
 
 
-def _held_call(cur: Any, gen: _Generation, sql: str, params) -> tuple[Any, str] | None:
+def _held_call(cur: Any, gen: _Generation, sql: str, params, calls: Calls) -> tuple[Any, str] | None:
     """The held cursor and statement answering a session's plain routing call, or None.
 
     Such a call is what most SQL clients send; answered by the routing query held on the session
     (:func:`dbrouter.routing.held.held_statement`, copies shared by the generation's sessions) it
     is not planned again. Anything else (an alias, another argument, a second call, the pure-SQL
-    path's names) runs as written.
+    path's names) runs as written. The question is the one DuckDB's parse of the statement read
+    (``calls``, from :func:`~dbrouter.serve.statement.check_statement`).
     """
     match = _HELD_CALL.fullmatch(sql) if gen.path_ddl else None
     if match is None:
         return None
     name, literal, k = match.group(1).lower(), match.group(2), match.group(3)
     if literal in ("$1", "?"):
-        if not (isinstance(params, (list, tuple)) and len(params) == 1 and isinstance(params[0], str)):
+        if not (calls.parameter == 0 and isinstance(params, (list, tuple)) and len(params) == 1):
             return None
         question = params[0]
     elif params:
         return None
     else:
-        question = literal[1:-1].replace("''", "'")
+        question = calls.question
     return held_statement(cur, f"{name}_udf", question, None if k is None else int(k), share=gen.con)
 
 
