@@ -49,6 +49,16 @@ def _as_server_user(cmd: list[str]) -> list[str]:
     return ["runuser", "-u", "postgres", "--", *cmd] if os.geteuid() == 0 else cmd
 
 
+def _run(cmd: list[str], what: str) -> None:
+    """Run a server command; on failure raise with its own words (disk full, shared memory...)
+    and the free space of the temporary directory, which a bare CalledProcessError hides."""
+    done = subprocess.run(_as_server_user(cmd), capture_output=True, text=True)
+    if done.returncode:
+        free = shutil.disk_usage(tempfile.gettempdir()).free // 2**20
+        raise RuntimeError(f"{what} failed (exit {done.returncode}, {free} MiB free in "
+                           f"{tempfile.gettempdir()}):\n{(done.stderr or done.stdout)[-2000:]}")
+
+
 @contextlib.contextmanager
 def postgres_server() -> Iterator[PgServer]:
     """Start a throw-away PostgreSQL server; yields its address and superuser password."""
@@ -60,13 +70,10 @@ def postgres_server() -> Iterator[PgServer]:
         shutil.chown(directory / "pw", "postgres")
     data, port = directory / "data", _free_port()
     try:
-        subprocess.run(_as_server_user([pg_bin("initdb"), "-D", str(data), "-U", "postgres",
-                                        f"--pwfile={directory / 'pw'}", "--auth-local=trust",
-                                        "--auth-host=scram-sha-256", "-E", "UTF8", "--no-locale"]),
-                       check=True, capture_output=True, text=True)
-        subprocess.run(_as_server_user([pg_bin("pg_ctl"), "-D", str(data), "-l", str(directory / "log"), "-w",
-                                        "-o", f"-p {port} -k {directory} -c listen_addresses=127.0.0.1", "start"]),
-                       check=True, capture_output=True, text=True)
+        _run([pg_bin("initdb"), "-D", str(data), "-U", "postgres", f"--pwfile={directory / 'pw'}",
+              "--auth-local=trust", "--auth-host=scram-sha-256", "-E", "UTF8", "--no-locale"], "initdb")
+        _run([pg_bin("pg_ctl"), "-D", str(data), "-l", str(directory / "log"), "-w",
+              "-o", f"-p {port} -k {directory} -c listen_addresses=127.0.0.1", "start"], "pg_ctl start")
         yield PgServer("127.0.0.1", port, password, directory)
     finally:
         subprocess.run(_as_server_user([pg_bin("pg_ctl"), "-D", str(data), "-m", "immediate", "-w", "stop"]),
