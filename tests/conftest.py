@@ -17,6 +17,28 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("DBT_SEND_ANONYMOUS_USAGE_STATS", "false")
 
 
+def _free_space() -> tuple[str, bool]:
+    """The free space of the temporary directory and whether it is short: the suite builds KBs and
+    PostgreSQL clusters there (about 1.5 GB in all), and a full disk fails them obscurely."""
+    import tempfile
+    free = shutil.disk_usage(tempfile.gettempdir()).free / 2**30
+    short = free < 3
+    warn = "  (less than 3 GiB: tests that build KBs or start PostgreSQL may fail)" if short else ""
+    return f"dbrouter: {free:.1f} GiB free in {tempfile.gettempdir()}{warn}", short
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    """The free space at the top of a verbose run."""
+    return _free_space()[0]
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """The same line on stderr in a quiet run (`make test`), when the disk is short."""
+    line, short = _free_space()
+    if short and not hasattr(session.config, "workerinput"):
+        sys.stderr.write(line + "\n")
+
+
 def run_cli(*args: str, env: dict | None = None, check: bool = True) -> subprocess.CompletedProcess:
     """Run the real `dbrouter` entry point; returns the completed process."""
     # no query log unless a test asks for one: a CLI call would append to <warehouse>.query_log.jsonl
