@@ -26,7 +26,7 @@ from pathlib import Path
 
 import yaml
 
-from dbrouter.connection import Connection
+from dbrouter.connection import SCOPE_VARIABLE, Connection
 from dbrouter.errors import AccessError
 
 NO_ACCESSIBLE_DATABASE = "no database you can access answers this"
@@ -195,9 +195,9 @@ def scope_ddl(databases: list[str] | None) -> str:
         ``set variable dbrouter_allowed_databases = [...]`` (or ``reset variable ...``).
     """
     if databases is None:
-        return "reset variable dbrouter_allowed_databases"
+        return f"reset variable {SCOPE_VARIABLE}"
     values = ", ".join("'" + d.replace("'", "''") + "'" for d in databases)
-    return f"set variable dbrouter_allowed_databases = [{values}]::varchar[]"
+    return f"set variable {SCOPE_VARIABLE} = [{values}]::varchar[]"
 
 
 def restrict(con: Connection, access: UserAccess | None) -> None:

@@ -11,6 +11,11 @@ from __future__ import annotations
 import weakref
 from typing import Any, Protocol
 
+SCOPE_VARIABLE = "dbrouter_allowed_databases"
+"""The DuckDB session variable of an access scope: the databases a restricted session may see
+(:func:`dbrouter.access.scope_ddl` sets it; macro ``allowed_database`` and the held routing query
+read it)."""
+
 #: The route path of each connection (or cursor) whose dbrouter calls name the path's entry points
 #: (``route_query_json_udf``) rather than the plain names (:func:`entry`). Weak: a dropped
 #: connection leaves it.

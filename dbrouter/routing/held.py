@@ -39,15 +39,14 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
+from dbrouter.connection import SCOPE_VARIABLE
+
 ENTRY = "route_query_json_udf"
 """The UDF path's ranking as JSON: what :func:`dbrouter.route` reads."""
 
 HELD = {"route_query_json_udf": True, "route_query_udf": False}
 """The entry points held, each with whether it takes ``k`` after the question: ``route_query_json``
 (``dbrouter.route()``) and ``route_query`` (what ``dbrouter serve``'s SQL clients call most)."""
-
-SCOPE_VARIABLE = "dbrouter_allowed_databases"
-"""The session variable of an access scope (:func:`dbrouter.access.scope_ddl`)."""
 
 MAX_HELD_ROWS = 500_000
 """Hold a KB only while the tables the route reads have at most this many rows together.
