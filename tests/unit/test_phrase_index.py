@@ -169,12 +169,56 @@ def test_top_similar_matches_the_rule_with_ties_and_missing_parts(seed):
     assert set(got.tolist()) == _top_similar_reference(table, rows, cos, 6)
 
 
+@pytest.mark.parametrize("seed", range(5))
+def test_top_similar_keeps_each_databases_own_best(seed):
+    """Several databases in one call: each keeps its own n best and the best of each of its parts,
+    as one call per database would (the same part names recur across databases)."""
+    from python_udfs.phrase_index import _top_similar
+
+    rng = np.random.default_rng(100 + seed)
+    n_rows = 90
+    table = pa.Table.from_pylist([{
+        "db_id": f"db{i // 30}", "table_name": f"t{int(rng.integers(0, 4))}", "column_name": f"c{i}",
+        "component": None if i % 7 == 0 else f"p{int(rng.integers(0, 4))}",
+        "declared_component": None if i % 5 == 0 else f"q{int(rng.integers(0, 3))}",
+        "label_tokens": ["x"], "column_tokens": ["x"], "represents_table": False, "value_tokens": []}
+        for i in range(n_rows)])
+    table = table.append_column("embedding", pa.FixedSizeListArray.from_arrays(
+        pa.array(rng.normal(size=n_rows * DIM).astype(np.float32)), DIM))
+    index = build_index(table)
+    rows = np.sort(rng.choice(n_rows, size=60, replace=False))
+    cos = rng.choice(np.array([0.5, 0.6, 0.7], np.float32), size=len(rows))
+    got = _top_similar(index, rows, cos, 4, rows // 30)
+    assert list(got) == sorted(got)
+    want: set[int] = set()
+    for db in range(3):
+        mine = rows // 30 == db
+        want |= _top_similar_reference(table, rows[mine], cos[mine], 4)
+    assert set(got.tolist()) == want
+    assert len(got) < len(rows)  # the cap bound something
+
+
+def test_order_key_sorts_as_cosine_descending_then_label_rank():
+    """The integer key's order is the float order reversed, NaN last, -0.0 equal to 0.0 (so the
+    label decides between them), and the label rank between equal cosines."""
+    from python_udfs.phrase_index import _order_key
+
+    rng = np.random.default_rng(3)
+    special = np.array([0.0, -0.0, 1.0, -1.0, np.nan, 1e-30, -1e-30, 0.5, 0.5, -0.5], np.float32)
+    for _ in range(50):
+        cos = np.concatenate([special, rng.choice(special, 20), rng.normal(size=20).astype(np.float32)])
+        label_rank = rng.permutation(len(cos))
+        want = sorted(range(len(cos)), key=lambda i: (np.isnan(cos[i]), 0.0 if np.isnan(cos[i]) else -float(cos[i]),
+                                                       label_rank[i]))
+        assert list(np.argsort(_order_key(cos, label_rank), kind="stable")) == want
+
+
 def test_the_set_helpers_equal_numpys_own():
-    """_unique/_union/_first_of_each stand in for np.unique/np.union1d (whose first call imports
+    """_unique/_union stand in for np.unique/np.union1d (whose first call imports
     numpy.ma): the same arrays, dtype and order on random inputs, empty and one-element ones too."""
     import numpy as np
 
-    from python_udfs.phrase_index import _first_of_each, _union, _unique
+    from python_udfs.phrase_index import _union, _unique
 
     rng = np.random.default_rng(7)
     for _ in range(500):
@@ -182,4 +226,3 @@ def test_the_set_helpers_equal_numpys_own():
         b = rng.integers(0, 40, rng.integers(0, 25)).astype(np.int64)
         assert np.array_equal(_unique(a), np.unique(a)) and _unique(a).dtype == np.unique(a).dtype
         assert np.array_equal(_union(a, b), np.union1d(a, b))
-        assert np.array_equal(_first_of_each(a), np.unique(a, return_index=True)[1])
