@@ -412,7 +412,7 @@ SNOWFLAKE_STATEMENTS = {
                            "from (values ('y', 2), ('x', 1)) as t(v, k)", "x|y"),
     "string_agg_ordered_null": ("select {{ dbrouter.string_agg_ordered('v', \"'|'\", 'k') }} "
                                 "from (values (null, 1)) as t(v, k)", None),
-    "float_agg": ("select {{ dbrouter.float_agg('sum', 'v', 'k') }} from (values (0.5, 2), (0.25, 1)) as t(v, k)", 0.75),
+    "float_agg": ("select {{ dbrouter.float_agg('sum', 'v') }} from (values (0.5, 2), (0.25, 1)) as t(v, k)", 0.75),
     "bool_or_agg": ("select {{ dbrouter.bool_or_agg('b') }} from (values (true), (false)) as t(b)", True),
     "quantile_cont": ("select {{ dbrouter.quantile_cont('x', 0.1) }} "
                       "from (values (1.0), (2.0), (3.0), (4.0), (5.0)) as t(x)", 1.4),

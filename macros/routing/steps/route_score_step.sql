@@ -51,7 +51,7 @@ word_best as {{ mat }} (
 ),
 cand_stats as {{ mat }} (
     select db_id, count(*) as n_phrases, count(case when similarity is null then 1 end) as n_na,
-        {{ dbrouter.float_agg('avg', 'similarity', 'word_index') }} as semantic_score,
+        {{ dbrouter.float_agg('avg', 'similarity') }} as semantic_score,
         {{ dbrouter.json_array_agg(dbrouter.json_object([
             ('phrase', 'phrase'), ('span', 'span'), ('column', 'best_column'),
             ('similarity', 'round(cast(similarity as double), 4)'), ('match', 'match_kind'),

@@ -175,8 +175,8 @@ q_vocabulary as (
     left join q_known as k on k.term = q.term
 ),
 lexical_tables as (
-    {#- summed in term order: see float_agg -#}
-    select t.db_id, t.table_name, {{ dbrouter.float_agg('sum', 't.weight', 't.term') }} as bm25
+    {#- an exact sum, whatever order the terms arrive in: see float_agg -#}
+    select t.db_id, t.table_name, {{ dbrouter.float_agg('sum', 't.weight') }} as bm25
     from {{ dbrouter.kb_relation('kb_table_terms') }} as t
     join q_terms as q on q.term = t.term
     where {{ dbrouter.allowed_database('t.db_id') }}

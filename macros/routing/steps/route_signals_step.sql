@@ -61,11 +61,11 @@ token_weights as (
     group by q.token
 ),
 token_totals as (
-    {#- the word weights are summed in word order (float_agg), so a rerun adds them alike -#}
-    select nullif({{ dbrouter.float_agg('sum', 'w_table', 'token') }}, 0) as t_table,
-        nullif({{ dbrouter.float_agg('sum', 'w_name', 'token') }}, 0) as t_name,
-        nullif({{ dbrouter.float_agg('sum', 'w_value', 'token') }}, 0) as t_value,
-        nullif({{ dbrouter.float_agg('sum', 'w_example', 'token') }}, 0) as t_example
+    {#- the word weights are summed exactly (float_agg), so a rerun adds them alike -#}
+    select nullif({{ dbrouter.float_agg('sum', 'w_table') }}, 0) as t_table,
+        nullif({{ dbrouter.float_agg('sum', 'w_name') }}, 0) as t_name,
+        nullif({{ dbrouter.float_agg('sum', 'w_value') }}, 0) as t_value,
+        nullif({{ dbrouter.float_agg('sum', 'w_example') }}, 0) as t_example
     from token_weights
 ),
 token_hits as (
@@ -80,10 +80,10 @@ token_hits as (
 ),
 lexical as (
     select h.db_id,
-        {{ dbrouter.float_agg('sum', 'case when h.in_table = 1 then w.w_table else 0 end', 'h.token') }} / max(tt.t_table) as lex_table,
-        {{ dbrouter.float_agg('sum', 'case when h.in_name = 1 then w.w_name else 0 end', 'h.token') }} / max(tt.t_name) as lex_name,
-        {{ dbrouter.float_agg('sum', 'case when h.in_value = 1 and h.in_name = 0 then w.w_value else 0 end', 'h.token') }} / max(tt.t_value) as lex_value,
-        {{ dbrouter.float_agg('sum', 'case when h.in_example = 1 then w.w_example else 0 end', 'h.token') }} / max(tt.t_example) as lex_example
+        {{ dbrouter.float_agg('sum', 'case when h.in_table = 1 then w.w_table else 0 end') }} / max(tt.t_table) as lex_table,
+        {{ dbrouter.float_agg('sum', 'case when h.in_name = 1 then w.w_name else 0 end') }} / max(tt.t_name) as lex_name,
+        {{ dbrouter.float_agg('sum', 'case when h.in_value = 1 and h.in_name = 0 then w.w_value else 0 end') }} / max(tt.t_value) as lex_value,
+        {{ dbrouter.float_agg('sum', 'case when h.in_example = 1 then w.w_example else 0 end') }} / max(tt.t_example) as lex_example
     from token_hits as h
     join token_weights as w on w.token = h.token
     cross join token_totals as tt
