@@ -147,20 +147,26 @@ class _desc(str):
         return str.__gt__(self, other)
 
 
+def _parts_table(rng: np.random.Generator, n_rows: int, per_db: int, n_parts: int) -> pa.Table:
+    """Random column phrases, ``per_db`` to a database, in random connected and declared parts
+    (some in none)."""
+    table = pa.Table.from_pylist([{
+        "db_id": f"db{i // per_db}", "table_name": f"t{int(rng.integers(0, 4))}", "column_name": f"c{i}",
+        "component": None if i % 7 == 0 else f"p{int(rng.integers(0, n_parts))}",
+        "declared_component": None if i % 5 == 0 else f"q{int(rng.integers(0, 3))}",
+        "label_tokens": ["x"], "column_tokens": ["x"], "represents_table": False, "value_tokens": []}
+        for i in range(n_rows)])
+    return table.append_column("embedding", pa.FixedSizeListArray.from_arrays(
+        pa.array(rng.normal(size=n_rows * DIM).astype(np.float32)), DIM))
+
+
 @pytest.mark.parametrize("seed", range(5))
 def test_top_similar_matches_the_rule_with_ties_and_missing_parts(seed):
     from python_udfs.phrase_index import _top_similar
 
     rng = np.random.default_rng(seed)
     n_rows = 60
-    table = pa.Table.from_pylist([{
-        "db_id": "db", "table_name": f"t{int(rng.integers(0, 4))}", "column_name": f"c{i}",
-        "component": None if i % 7 == 0 else f"p{int(rng.integers(0, 5))}",
-        "declared_component": None if i % 5 == 0 else f"q{int(rng.integers(0, 3))}",
-        "label_tokens": ["x"], "column_tokens": ["x"], "represents_table": False, "value_tokens": []}
-        for i in range(n_rows)])
-    table = table.append_column("embedding", pa.FixedSizeListArray.from_arrays(
-        pa.array(rng.normal(size=n_rows * DIM).astype(np.float32)), DIM))
+    table = _parts_table(rng, n_rows, n_rows, 5)
     index = build_index(table)
     rows = np.sort(rng.choice(n_rows, size=40, replace=False))
     cos = rng.choice(np.array([0.5, 0.6, 0.7], np.float32), size=len(rows))  # many equal cosines
@@ -177,14 +183,7 @@ def test_top_similar_keeps_each_databases_own_best(seed):
 
     rng = np.random.default_rng(100 + seed)
     n_rows = 90
-    table = pa.Table.from_pylist([{
-        "db_id": f"db{i // 30}", "table_name": f"t{int(rng.integers(0, 4))}", "column_name": f"c{i}",
-        "component": None if i % 7 == 0 else f"p{int(rng.integers(0, 4))}",
-        "declared_component": None if i % 5 == 0 else f"q{int(rng.integers(0, 3))}",
-        "label_tokens": ["x"], "column_tokens": ["x"], "represents_table": False, "value_tokens": []}
-        for i in range(n_rows)])
-    table = table.append_column("embedding", pa.FixedSizeListArray.from_arrays(
-        pa.array(rng.normal(size=n_rows * DIM).astype(np.float32)), DIM))
+    table = _parts_table(rng, n_rows, 30, 4)
     index = build_index(table)
     rows = np.sort(rng.choice(n_rows, size=60, replace=False))
     cos = rng.choice(np.array([0.5, 0.6, 0.7], np.float32), size=len(rows))
