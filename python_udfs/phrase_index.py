@@ -53,9 +53,10 @@ class PhraseIndex:
         db_rows: database name -> (first row, end row).
         label_rank: each row's place when ``table.column`` labels are sorted descending (the
             re-rank's tie-break between equal cosines), so one query orders rows with numpy.
-        component_codes: an integer per (database, connected part), from 0; a database's columns
-            in no part share one code (SQL partitions by the NULL part too), row order.
-        declared_codes: the same per (database, declared part).
+        component_codes: each row's connected part as an integer counted within its database
+            (from 0; a database's columns in no part share one: SQL partitions by the NULL part
+            too), so a question's work on them is bounded by its candidates, not the KB.
+        declared_codes: the same for the declared parts.
     """
 
     vectors: np.ndarray
@@ -141,11 +142,11 @@ def build_index(table: pa.Table) -> PhraseIndex:
 
 
 def _codes(db_ids: list[str], values: pa.Array) -> np.ndarray:
-    """One integer per distinct (database, value), from 0, in order of first appearance; a null
-    value is a part of its database too."""
-    seen: dict[tuple[str, str | None], int] = {}
-    return np.fromiter((seen.setdefault(k, len(seen)) for k in zip(db_ids, values.to_pylist(), strict=True)),
-                       np.int64, len(values))
+    """One integer per distinct value within each database, from 0 in order of first appearance;
+    a null value is a part of its database too."""
+    seen: dict[str, dict[str | None, int]] = {}
+    return np.fromiter(((parts := seen.setdefault(d, {})).setdefault(v, len(parts))
+                        for d, v in zip(db_ids, values.to_pylist(), strict=True)), np.int64, len(values))
 
 
 def _order_key(cos: np.ndarray, label_rank: np.ndarray) -> np.ndarray:
@@ -153,7 +154,7 @@ def _order_key(cos: np.ndarray, label_rank: np.ndarray) -> np.ndarray:
     (NaN last), then ``table.column`` descending (``label_rank``, unique per row, so no two keys
     are equal). The float32 cosine's bits, flipped so that their unsigned order is the float order
     reversed, fill the high 32 bits; -0.0 is made 0.0 first, as the float comparison has them equal."""
-    c = np.ascontiguousarray(np.asarray(cos, np.float32) + np.float32(0.0))
+    c = np.asarray(cos, np.float32) + np.float32(0.0)  # a new contiguous array, -0.0 now 0.0
     bits = c.view(np.uint32)
     ascending = np.where(bits >> 31 == 1, ~bits, bits | np.uint32(0x80000000))
     high = np.where(np.isnan(c), np.uint32(0xFFFFFFFF), ~ascending).astype(np.uint64)
@@ -229,6 +230,7 @@ def _top_similar(index: PhraseIndex, rows: np.ndarray, cos: np.ndarray, n: int,
             keep[a + np.argpartition(key[a:b], n - 1)[:n]] = True
     for codes in (index.component_codes, index.declared_codes):
         part = codes[rows]
+        part = (0 if groups is None else groups * (int(part.max()) + 1)) + part  # (database, part)
         best = np.full(int(part.max()) + 1, np.iinfo(np.uint64).max, np.uint64)
         np.minimum.at(best, part, key)
         keep |= key == best[part]
