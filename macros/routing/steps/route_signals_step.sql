@@ -69,17 +69,21 @@ token_totals as (
     from token_weights
 ),
 token_hits as (
-    {#- the candidates' words filter the token rows before they are grouped (a semi-join): grouped
-        on the join's keys, DuckDB grouped every row of kb_route_tokens first where the words were
-        not a constant it could push into the scan (the held routing query) -#}
-    select t.db_id, t.token,
+    {#- the route tokens are cut to the question's words (an uncorrelated IN: a semi-join on a few
+        words) before the join and its grouping: DuckDB pushes a grouping on the join's keys below
+        the join, and where the words are not a constant it pushes into the scan (the held routing
+        query) it grouped every row of kb_route_tokens first (613,305 rows at 10,000 databases,
+        ~0.4 s; a correlated EXISTS grouped them as well, to decorrelate) -#}
+    select cw.db_id, cw.token,
         max(case when t.source = 'table' then 1 else 0 end) as in_table,
         max(case when t.source = 'name' then 1 else 0 end) as in_name,
         max(case when t.source = 'value' then 1 else 0 end) as in_value,
         max(case when t.source = 'example' then 1 else 0 end) as in_example
-    from {{ dbrouter.kb_relation('kb_route_tokens') }} as t
-    where exists (select 1 from cand_words as cw where cw.db_id = t.db_id and cw.phrase = t.token)
-    group by t.db_id, t.token
+    from (select distinct db_id, phrase as token from cand_words) as cw
+    join (select db_id, token, source from {{ dbrouter.kb_relation('kb_route_tokens') }}
+          where token in (select phrase from cand_words)) as t
+        on t.db_id = cw.db_id and t.token = cw.token
+    group by cw.db_id, cw.token
 ),
 lexical as (
     select h.db_id,
