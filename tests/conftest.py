@@ -81,6 +81,22 @@ def built_kb(tmp_path_factory) -> dict:
     return {"base": base, "sources": sources, "warehouse": warehouse, "log": proc.stdout + proc.stderr}
 
 
+def copy_built_kb(built_kb: dict, dest: Path) -> dict:
+    """A private copy of the shared demo KB's folder at ``dest`` (which may exist): its sources,
+    databases, warehouse and dbt workdir, in a second instead of a build's 30. Not a no-op build's
+    start: the sources' digest covers their paths, so the copy's next build rebuilds (the
+    embedding cache makes it embed only what changed). The query log other tests wrote beside the
+    warehouse stays behind.
+
+    Returns:
+        ``{"base", "sources", "warehouse"}`` of the copy.
+    """
+    shutil.copytree(built_kb["base"], dest, symlinks=True, dirs_exist_ok=True,
+                    ignore=shutil.ignore_patterns("*.query_log.jsonl"))
+    return {"base": dest, "sources": dest / built_kb["sources"].relative_to(built_kb["base"]),
+            "warehouse": dest / built_kb["warehouse"].relative_to(built_kb["base"])}
+
+
 @pytest.fixture()
 def kb_con(built_kb):
     import dbrouter

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 
 import pytest
 
@@ -126,12 +127,19 @@ def mini_benchmark(tmp_path):
     return bench
 
 
-def test_eval_route_on_a_small_benchmark(tmp_path):
-    bench = mini_benchmark(tmp_path)
-    md = tmp_path / "BENCH.md"
+@pytest.fixture(scope="module")
+def route_eval(tmp_path_factory) -> dict:
+    """One `dbrouter eval route` of the small benchmark (UDF path): its folder, benchmark and output."""
+    base = tmp_path_factory.mktemp("route_eval")
+    bench = mini_benchmark(base)
+    md = base / "BENCH.md"
     proc = run_cli("eval", "route", "--benchmark", str(bench), "--setting", "in-domain", "--json",
-                   "--workdir", str(tmp_path / "work"), "--write", str(md))
-    out = json.loads(proc.stdout.strip().splitlines()[-1])
+                   "--workdir", str(base / "work"), "--write", str(md))
+    return {"base": base, "bench": bench, "md": md, "out": json.loads(proc.stdout.strip().splitlines()[-1])}
+
+
+def test_eval_route_on_a_small_benchmark(route_eval):
+    out, md = route_eval["out"], route_eval["md"]
     assert {"r1", "r2", "r3", "map", "n", "shortlist_recall", "p50_ms", "p95_ms"} <= set(out)
     assert out["n"] == 6 and out["r1"] == 1.0  # in-domain: every test question is also a train example
     assert out["shortlist_recall"] == 1.0 and out["errors"] == {}
@@ -139,15 +147,16 @@ def test_eval_route_on_a_small_benchmark(tmp_path):
     assert "eval route: mini-route, in-domain" in text and "shortlist alone" in text and "after re-rank" in text
 
 
-def test_eval_route_sql_path_is_recorded_beside_the_udf_path(tmp_path):
-    bench = mini_benchmark(tmp_path)
+def test_eval_route_sql_path_is_recorded_beside_the_udf_path(route_eval, tmp_path):
+    """The pure-SQL path's run, on the UDF run's KB (its workdir: nothing to rebuild), adds its own block."""
     md = tmp_path / "BENCH.md"
-    for path in ("udf", "sql"):
-        proc = run_cli("eval", "route", "--benchmark", str(bench), "--setting", "in-domain", "--json", "--path", path,
-                       "--workdir", str(tmp_path / "work"), "--write", str(md))
-        out = json.loads(proc.stdout.strip().splitlines()[-1])
-        assert out["path"] == path and out["n"] == 6
-        assert out["r1"] >= 5 / 6  # in-domain: every test question is also a train example
+    shutil.copyfile(route_eval["md"], md)
+    assert route_eval["out"]["path"] == "udf"
+    proc = run_cli("eval", "route", "--benchmark", str(route_eval["bench"]), "--setting", "in-domain", "--json",
+                   "--path", "sql", "--workdir", str(route_eval["base"] / "work"), "--write", str(md))
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert out["path"] == "sql" and out["n"] == 6
+    assert out["r1"] >= 5 / 6  # in-domain: every test question is also a train example
     text = md.read_text()
     assert "<!-- dbrouter:eval route mini-route in-domain -->" in text
     assert "<!-- dbrouter:eval route mini-route in-domain sql-path -->" in text

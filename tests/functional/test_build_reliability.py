@@ -20,16 +20,13 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from tests.conftest import DBROUTER, ROOT, copy_demo, copy_project, run_cli
+from tests.conftest import DBROUTER, ROOT, copy_built_kb, copy_demo, copy_project, run_cli
 
 
 @pytest.fixture(scope="module")
-def first_build(tmp_path_factory) -> Path:
-    """A folder with the demo sources and a KB built from them (built once per module)."""
-    base = tmp_path_factory.mktemp("reliability")
-    sources = copy_demo(base)
-    run_cli("build", "--sources", str(sources), "--warehouse", str(base / "kb.duckdb"))
-    return base
+def first_build(built_kb, tmp_path_factory) -> Path:
+    """A folder with the demo sources and a KB built from them (a copy of the shared build)."""
+    return copy_built_kb(built_kb, tmp_path_factory.mktemp("reliability"))["base"]
 
 
 @pytest.fixture()

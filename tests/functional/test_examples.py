@@ -7,7 +7,7 @@ import json
 import duckdb
 import pytest
 
-from tests.conftest import copy_demo, run_cli
+from tests.conftest import copy_built_kb, run_cli
 from tests.fake_llm import FakeLLM
 
 pytestmark = pytest.mark.slow
@@ -55,10 +55,9 @@ def test_cascade_stages_and_bad_input(kb_con):
     assert kb_con.execute("select count(*) from retrieve_examples('singers', 'no_such_db')").fetchall() == [(0,)]
 
 
-def test_llm_descriptors_with_fake_server(tmp_path):
-    sources = copy_demo(tmp_path)
-    wh = tmp_path / "kb.duckdb"
-    run_cli("build", "--sources", str(sources), "--warehouse", str(wh))
+def test_llm_descriptors_with_fake_server(built_kb, tmp_path):
+    kb = copy_built_kb(built_kb, tmp_path)
+    wh = kb["warehouse"]
 
     def responder(system, user):
         if "orchestra" in system:

@@ -13,7 +13,7 @@ from html.parser import HTMLParser
 import pytest
 
 from dbrouter.feedback.log import LogEntry, append, read
-from tests.conftest import run_cli
+from tests.conftest import copy_built_kb, run_cli
 
 QUESTION = "How many singers do we have?"
 
@@ -97,9 +97,8 @@ def test_report_sums_the_log_as_text_and_a_self_contained_page(tmp_path):
 
 @pytest.mark.slow
 def test_a_verified_example_is_routed_with_after_the_next_build(built_kb, tmp_path):
-    base = tmp_path / "kb"
-    shutil.copytree(built_kb["base"], base)
-    warehouse, sources = base / "kb.duckdb", base / built_kb["sources"].relative_to(built_kb["base"])
+    kb = copy_built_kb(built_kb, tmp_path / "kb")
+    warehouse, sources = kb["warehouse"], kb["sources"]
     question = "Which rooms of the stadium hold the most seats for the choir rehearsal?"
     before = json.loads(run_cli("route", question, "--json", "--no-log", "--warehouse", str(warehouse)).stdout)
     assert before["ranking"][0]["db_id"] != "orchestra"

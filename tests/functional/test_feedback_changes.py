@@ -4,23 +4,20 @@ while another process (a server) holds the warehouse, and an example's SQL check
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import run_cli
+from tests.conftest import copy_built_kb, run_cli
 
 QUESTION = "Which singers hold French citizenship according to our records?"
 
 
 @pytest.fixture()
 def kb(built_kb, tmp_path) -> dict:
-    base = tmp_path / "kb"
-    shutil.copytree(built_kb["base"], base)
-    return {"warehouse": base / "kb.duckdb", "sources": base / built_kb["sources"].relative_to(built_kb["base"])}
+    return copy_built_kb(built_kb, tmp_path / "kb")
 
 
 def _hold_open(warehouse: Path) -> subprocess.Popen:

@@ -9,7 +9,7 @@ import sqlite3
 import duckdb
 import pytest
 
-from tests.conftest import ROOT, copy_demo, run_cli
+from tests.conftest import ROOT, copy_built_kb, copy_demo, run_cli
 
 pytestmark = pytest.mark.slow
 
@@ -143,12 +143,10 @@ def test_dbt_show_inline_routes(built_kb):
     assert re.search(r"\|\s*(concert_singer|singer|orchestra|musical)\s*\|", out)
 
 
-def test_incremental_builds_embed_only_changes(tmp_path):
-    sources = copy_demo(tmp_path)
-    wh = tmp_path / "kb.duckdb"
-    first = run_cli("build", "--sources", str(sources), "--warehouse", str(wh))
-    total = embedded_count(first.stdout)
-    assert total > 300
+def test_incremental_builds_embed_only_changes(built_kb, tmp_path):
+    kb = copy_built_kb(built_kb, tmp_path)  # the shared first build embedded every document
+    sources, wh = kb["sources"], kb["warehouse"]
+    assert embedded_count(built_kb["log"]) > 300
     second = run_cli("build", "--sources", str(sources), "--warehouse", str(wh), "--force")
     assert "--force: rebuilding on a copy" in second.stderr and "Completed successfully" in second.stdout
     assert embedded_count(second.stdout) == 0

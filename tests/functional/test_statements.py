@@ -5,7 +5,7 @@ from __future__ import annotations
 import duckdb
 import pytest
 
-from tests.conftest import copy_demo, run_cli
+from tests.conftest import copy_built_kb, run_cli
 from tests.fake_llm import FakeLLM
 
 pytestmark = pytest.mark.slow
@@ -31,10 +31,9 @@ def test_retrieve_statements_sbr_in_sql(kb_con):
     assert every_db == [("store_product",)]
 
 
-def test_add_statement_then_build_keeps_original_and_flags_unknown_columns(tmp_path):
-    sources = copy_demo(tmp_path)
-    wh = tmp_path / "kb.duckdb"
-    run_cli("build", "--sources", str(sources), "--warehouse", str(wh))
+def test_add_statement_then_build_keeps_original_and_flags_unknown_columns(built_kb, tmp_path):
+    kb = copy_built_kb(built_kb, tmp_path)
+    sources, wh = kb["sources"], kb["warehouse"]
     run_cli("statements", "add", "--warehouse", str(wh), "--db", "orchestra",
             "veteran conductors refers to conductor.Age > 60")
     run_cli("statements", "add", "--warehouse", str(wh), "--db", "orchestra",
@@ -62,10 +61,9 @@ def test_structure_without_llm_says_so(built_kb):
     assert "no LLM configured" in proc.stderr
 
 
-def test_llm_structuring_with_fake_server_retries_validates_and_caches(tmp_path):
-    sources = copy_demo(tmp_path)
-    wh = tmp_path / "kb.duckdb"
-    run_cli("build", "--sources", str(sources), "--warehouse", str(wh))
+def test_llm_structuring_with_fake_server_retries_validates_and_caches(built_kb, tmp_path):
+    kb = copy_built_kb(built_kb, tmp_path)
+    sources, wh = kb["sources"], kb["warehouse"]
     run_cli("statements", "add", "--warehouse", str(wh), "--db", "concert_singer",
             "Stadiums holding more than 10000 people are large")
     run_cli("build", "--sources", str(sources), "--warehouse", str(wh))
