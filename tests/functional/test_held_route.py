@@ -122,8 +122,8 @@ def test_a_route_the_copies_cannot_bind_is_planned_as_before_and_says_so(con, mo
     held_route_json(con, QUESTIONS[0], 3)
     real = held._named_columns
 
-    def missing_a_column(c):
-        columns = real(c)
+    def missing_a_column(c, macros):
+        columns = real(c, macros)
         columns["kb_table_terms"] = [x for x in columns["kb_table_terms"] if x != "weight"]
         return columns
 
