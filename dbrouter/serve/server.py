@@ -647,6 +647,8 @@ class KBHandler(BuenaVistaHandler):
         server = self.server
         assert isinstance(server, KBServer)
         self.request.settimeout(server.config.startup_timeout)  # until authenticated: reads and writes
+        self._slot_lock = threading.Lock()
+        self._holds_slot = False
         # the whole handshake, not each read: a client trickling a byte at a time is cut off too
         self._deadline = threading.Timer(server.config.startup_timeout, self._startup_expired)
         self._deadline.daemon = True
@@ -655,14 +657,27 @@ class KBHandler(BuenaVistaHandler):
             self._refuse_busy(server.config.max_connections)
             self._deadline.cancel()
             return
+        self._holds_slot = True
         try:
             super().handle()
         finally:
             self._deadline.cancel()
-            server.release_slot()
+            self._release_slot()
+
+    def _release_slot(self) -> None:
+        """Give this connection's session slot back, once (from whichever thread ends it first)."""
+        server = self.server
+        assert isinstance(server, KBServer)
+        with self._slot_lock:
+            if self._holds_slot:
+                self._holds_slot = False
+                server.release_slot()
 
     def _startup_expired(self) -> None:
         if not self.authenticated:
+            # the slot first: a client that sees its connection closed finds the slot free (the
+            # handler thread, still unwinding, gave it back only after the client saw the close)
+            self._release_slot()
             with contextlib.suppress(OSError):
                 self.request.shutdown(socket.SHUT_RDWR)
 

@@ -454,15 +454,24 @@ def test_a_failed_password_ends_the_connection(served):
     sock.close()
 
 
-def test_idle_sockets_time_out_and_the_session_cap_answers_clearly(built_kb, tmp_path):
+def test_idle_sockets_time_out_and_the_session_cap_answers_clearly(built_kb, tmp_path, monkeypatch):
     """1,023 sockets that never authenticated pinned a thread each and locked out a client with the
-    right password: they now time out, and connections over the cap get 'too many connections'."""
+    right password: they now time out, and connections over the cap get 'too many connections'.
+    A client that sees a timed-out socket closed finds its slot free: a slow release of the slot
+    (the handler thread unwinding after the close) made a CI run's reconnect 'too many'."""
     import socket
 
     import psycopg
 
-    from dbrouter.serve.server import ServeConfig, start_in_thread, stop
+    from dbrouter.serve.server import KBServer, ServeConfig, start_in_thread, stop
 
+    release = KBServer.release_slot
+
+    def slow_release(self):
+        time.sleep(0.5)  # widens the window in which the old order refused the reconnect
+        release(self)
+
+    monkeypatch.setattr(KBServer, "release_slot", slow_release)
     warehouse = tmp_path / "kb.duckdb"
     shutil.copyfile(built_kb["warehouse"], warehouse)
     server, _ = start_in_thread(ServeConfig(warehouse, "127.0.0.1", 0, PASSWORD, startup_timeout=1.5,
