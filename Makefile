@@ -41,7 +41,7 @@ demo: setup
 
 # Two workers, one test module each at a time (--dist loadfile): a module's shared fixtures (a built
 # KB, a PostgreSQL server) are made once, and most of a test's time is single-threaded dbt and
-# Python start-up, so two run side by side on two cores (27 min -> 14 min).
+# Python start-up, so two run side by side on two cores.
 # `dbrouter report`'s HTML page is checked in a real headless browser: Debian's chromium package
 # (as root, or through passwordless sudo; the package lists are refreshed only when the install
 # cannot find it).
