@@ -203,7 +203,7 @@ def _usable(con: Any, holder: _Holder) -> bool:
         read_only = con.execute("select readonly from duckdb_databases() "
                                 "where database_name = current_database()").fetchall()
         con.execute("select 1 from main.kb_databases limit 0").fetchall()  # a dbt package's KB: another schema
-        # one scan of duckdb_functions() (~15-35 ms whatever the filter: it lists every built-in)
+        # one scan of duckdb_functions() (33-36 ms on a slow day whatever the filter: it lists every built-in)
         # answers both whether the entry points are there and what they name
         macros = _macros(con)
     except duckdb.InterruptException:  # the caller's time is up: decide on a later call
