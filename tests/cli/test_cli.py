@@ -148,7 +148,7 @@ def test_eval_route_on_a_small_benchmark(route_eval):
 
 
 def test_eval_route_sql_path_is_recorded_beside_the_udf_path(route_eval, tmp_path):
-    """The pure-SQL path's run, on the UDF run's KB (its workdir: nothing to rebuild), adds its own block."""
+    """The pure-SQL path's run, in the UDF run's workdir, adds its own block beside the UDF path's."""
     md = tmp_path / "BENCH.md"
     shutil.copyfile(route_eval["md"], md)
     assert route_eval["out"]["path"] == "udf"
