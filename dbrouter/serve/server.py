@@ -673,13 +673,16 @@ class KBHandler(BuenaVistaHandler):
                 self._holds_slot = False
                 server.release_slot()
 
+    def _hang_up(self) -> None:
+        """End the connection from the server's side. The slot goes back first: a client that sees
+        the close finds it free (the handler thread, still unwinding, gave it back only after)."""
+        self._release_slot()
+        with contextlib.suppress(OSError):
+            self.request.shutdown(socket.SHUT_RDWR)
+
     def _startup_expired(self) -> None:
         if not self.authenticated:
-            # the slot first: a client that sees its connection closed finds the slot free (the
-            # handler thread, still unwinding, gave it back only after the client saw the close)
-            self._release_slot()
-            with contextlib.suppress(OSError):
-                self.request.shutdown(socket.SHUT_RDWR)
+            self._hang_up()
 
     def _refuse_busy(self, cap: int) -> None:
         """Read the startup message (when it comes in time) and answer 'too many connections'."""
@@ -703,8 +706,7 @@ class KBHandler(BuenaVistaHandler):
         address = self.client_address[0] if isinstance(self.client_address, tuple) else str(self.client_address)
         if server.auth_blocked(address):
             self.send_error(QueryRefused(f"too many failed logins from {address}: try again in a minute", "28000"))
-            with contextlib.suppress(OSError):
-                self.request.shutdown(socket.SHUT_RDWR)
+            self._hang_up()
             return
         client_side = (payload or b"").decode("utf-8", "replace").rstrip("\x00")
         if hmac.compare_digest(client_side.encode(), ctx.get_hashed_password(server.auth).encode()):
@@ -714,8 +716,7 @@ class KBHandler(BuenaVistaHandler):
         server.auth_failed(address)
         time.sleep(AUTH_FAILURE_DELAY)
         self.send_error("Invalid password")
-        with contextlib.suppress(OSError):
-            self.request.shutdown(socket.SHUT_RDWR)
+        self._hang_up()
 
     def handle_post_auth(self, ctx) -> None:
         """Authenticated (at startup without a password, or after it): reads wait for the client as
