@@ -23,19 +23,12 @@ import pytest
 from tests.conftest import DBROUTER, ROOT, copy_built_kb, copy_demo, copy_project, run_cli
 
 
-@pytest.fixture(scope="module")
-def first_build(built_kb, tmp_path_factory) -> Path:
-    """A folder with the demo sources and a KB built from them (a copy of the shared build)."""
-    return copy_built_kb(built_kb, tmp_path_factory.mktemp("reliability"))["base"]
-
-
 @pytest.fixture()
-def kb(first_build, tmp_path) -> dict:
-    """A private copy of the first build (sources, warehouse, dbt workdir)."""
-    dest = tmp_path / "kb"
-    shutil.copytree(first_build, dest, symlinks=True)
-    return {"dir": dest, "sources": dest / "sources.yml", "warehouse": dest / "kb.duckdb",
-            "log": dest / ".dbrouter-dbt" / "logs" / "dbt.log"}
+def kb(built_kb, tmp_path) -> dict:
+    """A private copy of the shared demo build (sources, warehouse, dbt workdir)."""
+    copy = copy_built_kb(built_kb, tmp_path / "kb")
+    return {"dir": copy["base"], "sources": copy["sources"], "warehouse": copy["warehouse"],
+            "log": copy["base"] / ".dbrouter-dbt" / "logs" / "dbt.log"}
 
 
 def state(warehouse: Path) -> dict:
@@ -216,12 +209,12 @@ def test_writers_blocked_by_another_process_get_one_clear_line(kb):
     assert state(kb["warehouse"]) == before and leftovers(kb) == []
 
 
-def test_kb_problems_finds_a_half_built_kb(first_build, tmp_path):
+def test_kb_problems_finds_a_half_built_kb(built_kb, tmp_path):
     """The shape of the reported bug: 10 databases in kb_databases, 9 in kb_column_phrases."""
     from dbrouter.kb.build import InconsistentKB, check_kb, kb_problems
 
     wh = tmp_path / "kb.duckdb"
-    shutil.copyfile(first_build / "kb.duckdb", wh)
+    shutil.copyfile(built_kb["warehouse"], wh)
     check_kb(wh)
     con = duckdb.connect(str(wh))
     try:
