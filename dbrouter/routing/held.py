@@ -9,9 +9,13 @@ So from a connection's second question on, :func:`held_route_json` answers on a 
 where every KB table the UDF path's ``route_query_json_udf`` and ``route_query_udf`` name is
 replaced by an Arrow copy of the columns they name (``register``: a scan of a Python object, which DuckDB does not count as
 reading a database), and the routing query is ``PREPARE``d there once: each question is an
-``EXECUTE`` that skips parsing, binding and optimising. The answers are the same rows read by the
-same plan; ``tests/functional/test_held_route.py`` compares them with the unheld route, and checks that
-the held statement is not planned again.
+``EXECUTE`` that skips parsing, binding and optimising. The question reaches the statement through
+the UDF :data:`QUESTION_UDF`, which returns the question set for that cursor: as a parameter, which
+the macro repeats, it made DuckDB bind the statement again on every ``EXECUTE``, and as a column of
+a one-row subquery it made the routing query a correlated subquery, whose decorrelation carried the
+question through every join (0.70x the p50 without it on spider-route, the same answers). The
+answers are the same rows read by the same plan; ``tests/functional/test_held_route.py`` compares
+them with the unheld route, and checks that the held statement is not planned again.
 
 Only what makes this exact is held:
 
@@ -31,6 +35,7 @@ The first question on a connection is answered without holding anything, so a on
 from __future__ import annotations
 
 import contextlib
+import itertools
 import re
 import sys
 import threading
@@ -58,6 +63,11 @@ whole and joins. Measured (adr-0026, p50 against the planned query, same hour): 
 855,069 (3,000) and 1.8x at 2,835,924 (10,000). The bound lies between the last gain and the first
 loss."""
 
+QUESTION_UDF = "dbrouter_held_question"
+"""The UDF a held statement reads its question from: ``dbrouter_held_question(key)`` is the question
+last set for the held cursor ``key`` names (:data:`_QUESTIONS`). Registered with side effects, so
+DuckDB calls it on every ``EXECUTE`` rather than folding it into the plan."""
+
 MAX_SCOPES = 8
 """The held cursors kept per connection, one per access scope seen (least recently used dropped)."""
 
@@ -67,6 +77,8 @@ MAX_KS = 16
 _HOLDERS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _COPIES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # a cursor's parent -> the copies its cursors share
 _LOCK = threading.Lock()
+_QUESTIONS: dict[str, str] = {}  # a held cursor's key -> the question its next EXECUTE answers
+_KEYS = itertools.count()
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _STRING = re.compile(r"'(?:[^']|'')*'")
 
@@ -96,11 +108,16 @@ def held_route_json(con: Any, question: str | None, k: int) -> str | None:
 
     Returns:
         The JSON ``route_query_json_udf`` returns, or None when this call is not held: not a DuckDB
-        connection, one that can write, its first routing call, or a question the statement
-        cannot take as a literal. The caller then routes as before.
+        connection, one that can write, its first routing call, or a question that is not a str
+        without NUL characters. The caller then routes as before.
     """
-    found = held_statement(con, ENTRY, question, k)
-    return None if found is None else found[0].execute(found[1]).fetchall()[0][0]
+    found = _held(con, ENTRY, question, k)
+    if found is None or not isinstance(question, str):  # the second: _held takes nothing else
+        return None
+    scoped, name = found
+    with scoped.lock:  # the question stays this call's until its row is read
+        _QUESTIONS[scoped.key] = question
+        return scoped.con.execute(f"EXECUTE {name}").fetchall()[0][0]
 
 
 def held_statement(con: Any, entry: str, question: str | None, k: int | None = None,
@@ -117,8 +134,23 @@ def held_statement(con: Any, entry: str, question: str | None, k: int | None = N
 
     Returns:
         (cursor, statement): run the statement on the cursor (``execute`` or ``sql``) for the
-        entry's one row; None when this call is not held (see :func:`held_route_json`).
+        entry's one row, before the next held call on ``con`` (the statement reads the question
+        this call set for the cursor: ``dbrouter serve`` runs a session's statements one at a
+        time); None when this call is not held (see :func:`held_route_json`).
     """
+    found = _held(con, entry, question, k, share)
+    if found is None or not isinstance(question, str):  # the second: _held takes nothing else
+        return None
+    scoped, name = found
+    with scoped.lock:
+        _QUESTIONS[scoped.key] = question
+    return scoped.con, f"EXECUTE {name}"
+
+
+def _held(con: Any, entry: str, question: str | None, k: int | None = None,
+          share: Any = None) -> tuple[_Scoped, str] | None:
+    """The held cursor for ``con``'s scope and the name of the statement answering ``entry`` with
+    ``k``, or None when this call is not held (arguments: :func:`held_statement`)."""
     if not isinstance(question, str) or "\x00" in question or entry not in HELD or HELD[entry] != (k is not None):
         return None
     with _LOCK:
@@ -168,8 +200,7 @@ def held_statement(con: Any, entry: str, question: str | None, k: int | None = N
             print(f"dbrouter: routing is planned for every question on this connection: the routing query "
                   f"could not be held ({str(exc).splitlines()[0]})", file=sys.stderr)
             return None
-        literal = "'" + question.replace("'", "''") + "'"
-        return cursor.con, f"EXECUTE {name}({literal}::varchar)"
+        return cursor, name
 
 
 def interrupt(con: Any) -> None:
@@ -221,15 +252,21 @@ class _Scoped:
     """A cursor holding one scope's tables, with the routing statement prepared per ``k`` asked."""
 
     con: Any
+    key: str = field(default_factory=lambda: f"held-{next(_KEYS)}")  # its question in _QUESTIONS
     ks: set[str] = field(default_factory=set)  # the names of the statements prepared
+    lock: threading.Lock = field(default_factory=threading.Lock)  # a question set, then answered
+
+    def __post_init__(self) -> None:
+        weakref.finalize(self, _QUESTIONS.pop, self.key, None)
 
     def prepared(self, entry: str, k: int | None) -> str:
         """The name of the statement answering ``entry`` (with ``k`` candidates), prepared on first use.
 
-        The question comes in as a column of a one-row subquery. As a parameter the macro
-        repeats, and so is ``k``, it makes DuckDB bind the statement again on every ``EXECUTE``;
-        ``k`` as a parameter in that row turns the macro's ``limit`` into a join on it (2x the
-        operators' CPU). So ``k`` is a constant of its own statement.
+        The question comes from :data:`QUESTION_UDF`, an expression with no parameter and no
+        column: a parameter the macro repeats makes DuckDB bind the statement again on every
+        ``EXECUTE``, and a column of a one-row subquery makes the macro's query correlated with it.
+        ``k`` as a parameter turns the macro's ``limit`` into a join on it (2x the operators' CPU),
+        so it is a constant of its own statement.
         """
         name = f"dbrouter_{entry}" + ("" if k is None else f"_{k}")
         if name not in self.ks:
@@ -237,8 +274,8 @@ class _Scoped:
                 for old in self.ks:
                     self.con.execute(f"DEALLOCATE {old}")
                 self.ks.clear()
-            args = "p.question" + ("" if k is None else f", {k}")
-            self.con.execute(f"PREPARE {name} AS select {entry}({args}) from (select $1::varchar as question) as p")
+            args = f"{QUESTION_UDF}('{self.key}')" + ("" if k is None else f", {k}")
+            self.con.execute(f"PREPARE {name} AS select {entry}({args})")
             self.ks.add(name)
         return name
 
@@ -254,6 +291,7 @@ def _prepare(con: Any, holder: _Holder, allowed: Any, share: Any = None) -> _Sco
                 holder.tables = _COPIES[share] = _copy(con, holder.columns)
     if holder.tables is None:
         holder.tables = _copy(con, holder.columns)
+    _register_question(con)
     cursor = con.cursor()
     try:
         for name, table in holder.tables.items():
@@ -263,6 +301,23 @@ def _prepare(con: Any, holder: _Holder, allowed: Any, share: Any = None) -> _Sco
         cursor.close()
         raise
     return _Scoped(cursor)
+
+
+def _register_question(con: Any) -> None:
+    """:data:`QUESTION_UDF` on ``con``'s database, once (a Python UDF is the database's, not a cursor's)."""
+    import duckdb
+
+    try:
+        con.create_function(QUESTION_UDF, _question, [duckdb.sqltype("VARCHAR")], duckdb.sqltype("VARCHAR"),
+                            side_effects=True)
+    except (duckdb.CatalogException, duckdb.NotImplementedException) as exc:  # registered before
+        if "already" not in str(exc):
+            raise
+
+
+def _question(key: str) -> str | None:
+    """The question set for the held cursor ``key`` (:data:`QUESTION_UDF`'s body)."""
+    return _QUESTIONS.get(key)
 
 
 def _macros(con: Any) -> dict[str, str]:

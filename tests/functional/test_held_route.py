@@ -4,6 +4,7 @@ planned for each question, under every access scope, and is in fact not planned 
 from __future__ import annotations
 
 import json
+import re
 import shutil
 
 import pytest
@@ -78,27 +79,66 @@ def test_scopes_beyond_the_bound_are_dropped_and_made_again(con, monkeypatch):
     con.execute(scope_ddl(None))
 
 
+def _profile(cursor, sql: str, out) -> dict:
+    cursor.execute("PRAGMA enable_profiling='json'")
+    cursor.execute(f"SET profiling_output='{out}'")
+    cursor.execute(sql).fetchall()
+    cursor.execute("PRAGMA disable_profiling")
+    return json.loads(out.read_text())
+
+
+def _operators(node: dict) -> list[dict]:
+    return [node] + [op for child in node.get("children", []) for op in _operators(child)]
+
+
 def test_the_held_statement_is_not_planned_again(con, tmp_path):
     """DuckDB's profiler: binding and optimising the held EXECUTE take a small fraction of what the
-    same route planned for its question takes."""
+    same route planned for its question takes, and the held plan is not a correlated subquery (the
+    question is no column DuckDB carries through the joins of a decorrelated plan)."""
     held_route_json(con, QUESTIONS[0], 5)
-    held_route_json(con, QUESTIONS[0], 5)
-    scoped = held._HOLDERS[con].scopes[None]
+    cursor, sql = held.held_statement(con, held.ENTRY, QUESTIONS[2], 5)
+    held_profile = _profile(cursor, sql, tmp_path / "held.json")
+    q = QUESTIONS[2].replace("'", "''")
+    planned = _profile(con, f"select route_query_json_udf('{q}', 5)", tmp_path / "planned.json")
 
-    def planning(cursor, sql: str) -> float:
-        out = tmp_path / "profile.json"
-        cursor.execute("PRAGMA enable_profiling='json'")
-        cursor.execute(f"SET profiling_output='{out}'")
-        cursor.execute(sql).fetchall()
-        cursor.execute("PRAGMA disable_profiling")
-        d = json.loads(out.read_text())
+    def planning(d: dict) -> float:
         return d["planner"]["total_time"] + d["optimizer"]["total_time"]
 
-    q = QUESTIONS[2].replace("'", "''")
-    held_time = planning(scoped.con, f"EXECUTE {scoped.prepared(held.ENTRY, 5)}('{q}'::varchar)")
-    planned_time = planning(con, f"select route_query_json_udf('{q}', 5)")
-    assert planned_time > 0.005
-    assert held_time < planned_time / 10, (held_time, planned_time)
+    assert planning(planned) > 0.005
+    assert planning(held_profile) < planning(planned) / 10, (planning(held_profile), planning(planned))
+    ops = [op for root in held_profile["operator"] for op in _operators(root)]
+    assert len(ops) > 100  # the routing query's operators, profiled
+    joined_on_question = [op for op in ops
+                          if re.search(r"\bquestion\b", json.dumps(op.get("extra_info", {}).get("Conditions", "")))]
+    assert not joined_on_question
+
+
+def test_threads_sharing_a_connection_each_get_their_own_questions_answer(con):
+    """The held statement reads its question from the cursor's slot (held.QUESTION_UDF): a question
+    set by one thread is never answered for another."""
+    import threading
+
+    held_route_json(con, QUESTIONS[0], 3)
+    asked = QUESTIONS[:5] + QUESTIONS[7:8]
+    expected = {q: _planned(con, q, 3) for q in asked}
+    got: list[tuple[str, str | None]] = []
+    errors: list[BaseException] = []
+
+    def ask(questions: list[str]) -> None:
+        try:
+            for q in questions * 3:
+                got.append((q, held_route_json(con, q, 3)))
+        except BaseException as exc:  # noqa: BLE001 - reported by the assertion below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=ask, args=(asked[i::2],)) for i in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    assert len(got) == 3 * len(asked)
+    assert all(answer == expected[q] for q, answer in got), [q for q, answer in got if answer != expected[q]]
 
 
 def test_a_connection_that_can_write_or_a_large_kb_is_not_held(built_kb, tmp_path, monkeypatch):
