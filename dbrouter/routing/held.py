@@ -53,15 +53,17 @@ HELD = {"route_query_json_udf": True, "route_query_udf": False}
 """The entry points held, each with whether it takes ``k`` after the question: ``route_query_json``
 (``dbrouter.route()``) and ``route_query`` (what ``dbrouter serve``'s SQL clients call most)."""
 
-MAX_HELD_ROWS = 500_000
+MAX_HELD_ROWS = 2_000_000
 """Hold a KB only while the tables the route reads have at most this many rows together.
 
 The held statement is planned without the question, so it cannot filter the lexical tables by the
 question's words as the planned one does (a constant list pushed into the scan): it reads them
-whole and joins. Measured (adr-0026, p50 against the planned query, same hour): 0.6x at 3,735 rows
-(the demo) and 74,072 (spider-route), 0.7x at 289,300 (1,000 synthetic databases), 1.0-1.2x at
-855,069 (3,000) and 1.8x at 2,835,924 (10,000). The bound lies between the last gain and the first
-loss."""
+whole and joins. Measured with the question from :data:`QUESTION_UDF` (adr-0029, p50 against the
+planned query, the same hour, synthetic m2v KBs): 0.70-0.75x at 855,069 rows (3,000 databases),
+0.88-0.93x at 1,698,773 (6,000), 1.0-1.07x at 2,835,924 (10,000); spider-route (74,072 rows)
+0.70x of the previous held statement, which was itself 0.64x the planned one. The bound lies
+between the last gain and the first loss. (With the previous statement the loss began at 3,000
+databases, and the bound was 500,000.)"""
 
 QUESTION_UDF = "dbrouter_held_question"
 """The UDF a held statement reads its question from: ``dbrouter_held_question(key)`` is the question
