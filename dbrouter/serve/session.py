@@ -28,6 +28,7 @@ from buenavista.core import BVType, Session, SimpleQueryResult
 from dbrouter.errors import USER_ERRORS, QueryRefused
 from dbrouter.feedback.log import append, from_sql_call
 from dbrouter.query.guard import UnsafeSQL, check_read_only
+from dbrouter.routing.held import QUESTION_UDF
 from dbrouter.serve import MAX_CURSORS, MAX_RESULT_BYTES
 from dbrouter.serve.catalog import SERVER_VERSION, SETTINGS, rewrite
 from dbrouter.serve.statement import Calls
@@ -129,11 +130,13 @@ def _checked(sql: str) -> str:
     raise QueryRefused(f"dbrouter serves the knowledge base read-only: {refusal}", "25006") from None
 
 
-INTERNAL_UDFS = frozenset(n for n in UDF_NAMES if n not in ("embed", "embed_phrase", "dbrouter_cosine",
-                                                             "dbrouter_embedder"))
+INTERNAL_UDFS = frozenset({n for n in UDF_NAMES if n not in ("embed", "embed_phrase", "dbrouter_cosine",
+                                                              "dbrouter_embedder")} | {QUESTION_UDF})
 """The Python UDFs a client may not call directly: plumbing of the routing macros, which call them on
 one question; over a table's rows each holds the server's GIL row after row (route_query's p50 went
-from 0.14 s to 2.7 s beside one such query). ``embed``/``embed_phrase`` stay, bounded per call."""
+from 0.14 s to 2.7 s beside one such query). ``embed``/``embed_phrase`` stay, bounded per call.
+The held routing statement's question (``dbrouter_held_question``) is another session's question:
+never a client's to read."""
 
 
 class KBSession(Session):

@@ -285,3 +285,26 @@ def test_serve_answers_a_plain_routing_call_from_the_held_plan(built_kb, sql, pa
         assert aliased.column_names == ["answer"] and aliased.column(0).equals(tables[0].column(0))
     finally:
         kb.close()
+
+
+def test_a_serve_client_cannot_read_the_held_question_of_another_session(built_kb):
+    """The held statement's question slot is a UDF of the database every session shares: a client
+    calling it would read another session's question. dbrouter serve refuses it by name (its
+    internal UDFs, which the sqlglot guard checks before the catalog's allow-list)."""
+    from dbrouter.errors import QueryRefused
+    from dbrouter.serve.server import KnowledgeBase
+    from dbrouter.serve.session import INTERNAL_UDFS, KBSession
+
+    assert held.QUESTION_UDF in INTERNAL_UDFS
+    kb = KnowledgeBase(built_kb["warehouse"])
+    try:
+        asker, snoop = KBSession(kb), KBSession(kb)
+        for _ in range(2):  # the second call is held: the slot holds the question
+            kb.query("select route_query('How many secret singers do we have?')", None, asker)
+        assert "How many secret singers do we have?" in held._QUESTIONS.values()
+        for key in held._QUESTIONS:
+            for sql in (f"select {held.QUESTION_UDF}('{key}')", f"SELECT upper(DBROUTER_HELD_QUESTION('{key}')) AS q"):
+                with pytest.raises(QueryRefused, match="(?i)dbrouter_held_question"):
+                    kb.query(sql, None, snoop)
+    finally:
+        kb.close()
