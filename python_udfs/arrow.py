@@ -135,6 +135,21 @@ def to_numpy(array: pa.Array | pa.ChunkedArray, dtype: type = np.float64, fill: 
     return out
 
 
+def null_mask(array: pa.Array) -> np.ndarray:
+    """Where ``array`` is NULL, as bools.
+
+    Args:
+        array: any Arrow array (a slice reads only its rows).
+
+    Returns:
+        A new (n,) bool array, True where the value is NULL.
+    """
+    validity = array.buffers()[0]
+    if validity is None or not array.null_count:
+        return np.zeros(len(array), bool)
+    return ~_bits(validity, array.offset, len(array))
+
+
 def to_matrix(array: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     """The rows of a fixed-size list array of numbers as one float32 matrix.
 

@@ -40,6 +40,10 @@ Registered functions:
   span_no INTEGER, is_exact, is_value, cos FLOAT)[]`` - the re-rank's (column, span) matches of
   the candidate databases from ``relation``'s phrases of ``model`` held in the UDF process
   (:mod:`python_udfs.phrase_index`).
+* ``dbrouter_term_postings(relation, term_column, text_column, number_column, terms VARCHAR[]) ->
+  STRUCT(db_id, term, text, number DOUBLE)[]`` - the rows of a lexical table (``kb_table_terms``,
+  ``kb_vocabulary``, ``kb_route_tokens``) whose term is one of ``terms``, from its postings held
+  in the UDF process (:mod:`python_udfs.postings`); NULL columns read as NULL.
 * ``dbrouter_schema_scores(relation, v FLOAT[384], n_tables INTEGER, n_columns INTEGER) ->
   STRUCT(db_id, s_database DOUBLE, s_table DOUBLE, s_column DOUBLE)[]`` - a probe question's parts
   of the schema score over every database of ``relation`` (the routing calibration's probes,
@@ -72,7 +76,7 @@ import numpy as np
 import pyarrow as pa
 from duckdb.sqltypes import DOUBLE, FLOAT, VARCHAR
 
-from python_udfs import arrow, phrase_index, schema_scores
+from python_udfs import arrow, phrase_index, postings, schema_scores
 from python_udfs.blas import one_blas_thread
 from python_udfs.document_index import HIT_TYPE, DocumentIndex, build_index, nearest
 from python_udfs.embeddings import (
@@ -95,7 +99,7 @@ from python_udfs.udfs import TEXT_UDFS
 UDF_NAMES = ("embed", "dbrouter_cosine", "dbrouter_embedder", "embed_phrase", *(u.name for u in TEXT_UDFS),
              "dbrouter_static_model", "dbrouter_static_tokenizer", "dbrouter_static_pieces",
              "dbrouter_static_piece_vector", "dbrouter_stop_words", "dbrouter_document_hits", "dbrouter_phrase_hits",
-             "dbrouter_schema_scores")
+             "dbrouter_term_postings", "dbrouter_schema_scores")
 
 # Batches at least this large are bulk embedding (a build's documents, not a routed question):
 # they print a progress line (DuckDB hands arrow UDFs up to 2,048 rows; a small KB's documents
@@ -185,6 +189,7 @@ def register_udfs(conn: duckdb.DuckDBPyConnection, embedder: str | None = None, 
     _register_static(conn, name)
     _register_document_hits(conn, name)
     _register_phrase_hits(conn)
+    _register_term_postings(conn)
     _register_schema_scores(conn)
 
 
@@ -312,6 +317,54 @@ def _register_phrase_hits(conn: duckdb.DuckDBPyConnection) -> None:
                                              "component": VARCHAR, "declared_component": VARCHAR,
                                              "span_no": duckdb.sqltype("INTEGER"), "is_exact": duckdb.sqltype("BOOLEAN"),
                                              "is_value": duckdb.sqltype("BOOLEAN"), "cos": FLOAT})),
+        type="arrow", null_handling="special", side_effects=False)
+
+
+COLUMN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+"""What dbrouter_term_postings accepts as a column name: a plain identifier."""
+
+
+def _register_term_postings(conn: duckdb.DuckDBPyConnection) -> None:
+    """``dbrouter_term_postings(relation, term_column, text_column, number_column, terms)``: the rows of
+    a lexical table whose term is one of ``terms``, from its postings held in the UDF process
+    (:mod:`python_udfs.postings`), instead of a scan of every row.
+
+    ``relation``'s rows are read on the first call for those columns (through a cursor of ``conn``)
+    and kept for the connection's life, as ``dbrouter_document_hits`` keeps its matrix. A NULL
+    text / number column reads as NULL in every row.
+    """
+    def _load(cur: duckdb.DuckDBPyConnection, relation: str, term: str, text: str | None,
+              number: str | None) -> postings.Postings:
+        for column in (term, text, number):
+            if column is not None and not COLUMN.match(column):
+                raise ValueError(f"dbrouter_term_postings: {column!r} is not a column name")
+        text_sql = f"cast({text} as varchar)" if text else "cast(null as varchar)"
+        number_sql = f"cast({number} as double)" if number else "cast(null as double)"
+        return postings.build_postings(cur.sql(
+            f"select cast(db_id as varchar) as db_id, cast({term} as varchar) as term, {text_sql} as text, "
+            f"{number_sql} as number, dense_rank() over (order by {term}) as term_no "
+            f"from {relation} where {term} is not null order by {term}").to_arrow_table())
+
+    _postings = _per_connection(conn, "dbrouter_term_postings", _load)
+
+    def _rows(relation: pa.Array, term: pa.Array, text: pa.Array, number: pa.Array, terms: pa.Array) -> pa.Array:
+        offsets, parts, valid = [0], [], []
+        for i in range(len(relation)):
+            if not (relation[i].is_valid and term[i].is_valid and terms[i].is_valid):
+                offsets.append(offsets[-1])
+                valid.append(False)
+                continue
+            held = _postings(relation[i].as_py(), term[i].as_py(), text[i].as_py(), number[i].as_py())
+            rows = postings.lookup(held, terms[i].values.to_pylist())
+            parts.append(rows)
+            offsets.append(offsets[-1] + len(rows))
+            valid.append(True)
+        values = pa.concat_arrays(parts) if parts else pa.nulls(0, postings.POSTING_TYPE)
+        return arrow.lists(offsets, values, null=~np.asarray(valid, bool))
+
+    conn.create_function(
+        "dbrouter_term_postings", _rows, [VARCHAR, VARCHAR, VARCHAR, VARCHAR, duckdb.list_type(VARCHAR)],
+        duckdb.list_type(duckdb.struct_type({"db_id": VARCHAR, "term": VARCHAR, "text": VARCHAR, "number": DOUBLE})),
         type="arrow", null_handling="special", side_effects=False)
 
 

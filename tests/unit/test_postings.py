@@ -1,0 +1,74 @@
+"""python_udfs.postings: a lexical table's rows by term, against a filter of the rows written here."""
+
+from __future__ import annotations
+
+import math
+import random
+
+import pyarrow as pa
+import pytest
+
+from python_udfs.postings import POSTING_TYPE, build_postings, lookup
+
+
+def _table(rows: list[tuple]) -> pa.Table:
+    """(db_id, term, text, number) rows ordered by term, with the term's dense rank."""
+    rows = sorted(rows, key=lambda r: r[1])
+    ranks = {t: i for i, t in enumerate(sorted({r[1] for r in rows}), 1)}
+    names = [f.name for f in POSTING_TYPE]
+    columns = {n: pa.array([r[i] for r in rows], f.type) for i, (n, f) in enumerate(zip(names, POSTING_TYPE))}
+    return pa.table({**columns, "term_no": pa.array([ranks[r[1]] for r in rows], pa.int64())})
+
+
+def _rows(rng: random.Random, n: int) -> list[tuple]:
+    words = [f"w{i}" for i in range(40)]
+    return [(f"db{rng.randrange(30)}", rng.choice(words), rng.choice([None, "t1", "t2"]),
+             rng.choice([None, rng.random() * 7, -0.0, 1e-300])) for _ in range(n)]
+
+
+def _key(row: dict) -> tuple:
+    return tuple("NULL" if v is None else repr(v) for v in row.values())
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_lookup_returns_exactly_the_rows_of_the_terms_asked(seed):
+    rng = random.Random(seed)
+    rows = _rows(rng, 500)
+    held = build_postings(_table(rows))
+    for _ in range(20):
+        asked = rng.sample([f"w{i}" for i in range(50)], rng.randrange(0, 8))  # w40.. are unknown
+        asked += rng.sample(asked, min(2, len(asked))) + [None]  # repeats and a NULL add nothing
+        got = lookup(held, asked)
+        assert got.type == POSTING_TYPE
+        want = [dict(zip([f.name for f in POSTING_TYPE], r, strict=True)) for r in rows if r[1] in asked]
+        assert sorted(map(_key, got.to_pylist())) == sorted(map(_key, want))
+
+
+def test_numbers_come_back_unrounded_and_nulls_stay_null():
+    rows = [("a", "x", None, math.pi), ("b", "x", "t", None), ("c", "y", "u", 0.1 + 0.2)]
+    got = lookup(build_postings(_table(rows)), ["x", "y"]).to_pylist()
+    assert [(r["db_id"], r["text"], r["number"]) for r in got] == [("a", None, math.pi), ("b", "t", None),
+                                                                    ("c", "u", 0.1 + 0.2)]
+
+
+def test_nothing_asked_or_nothing_held_gives_no_rows():
+    held = build_postings(_table([("a", "x", None, 1.0)]))
+    assert len(lookup(held, [])) == 0 and len(lookup(held, ["zzz", None])) == 0
+    empty = build_postings(_table([]))
+    assert empty.ranges == {} and len(lookup(empty, ["x"])) == 0
+
+
+def test_a_table_not_ordered_by_term_is_refused():
+    table = _table([("a", "x", None, 1.0), ("b", "y", None, 2.0)])
+    swapped = pa.table({"db_id": ["a", "b", "c"], "term": ["x", "y", "x"], "text": pa.nulls(3, pa.string()),
+                        "number": pa.nulls(3, pa.float64()), "term_no": pa.array([1, 2, 1], pa.int64())})
+    build_postings(table)
+    with pytest.raises(ValueError, match="not ordered by term"):
+        build_postings(swapped)
+
+
+def test_a_null_term_is_refused():
+    table = pa.table({"db_id": ["a"], "term": pa.array([None], pa.string()), "text": pa.nulls(1, pa.string()),
+                      "number": pa.nulls(1, pa.float64()), "term_no": pa.array([1], pa.int64())})
+    with pytest.raises(ValueError, match="NULL term"):
+        build_postings(table)
