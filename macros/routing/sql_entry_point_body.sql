@@ -7,7 +7,7 @@
     route_map_by_embedding_step(question)     step 2      -> cand_words, mapped   (no LLM)
     route_map_from_json_step(mappings)        step 2      -> cand_words, mapped   (mappings given)
       (both step-2 variants end in route_mapping_contract, which fixes those two CTEs' columns)
-    route_score_step(k)                       steps 3-5   -> (rank, db_id, score, shortlist_rank, shortlist_score, evidence)
+    route_score_step(k, path)                 steps 3-5   -> (rank, db_id, score, shortlist_rank, shortlist_score, evidence)
 
   The scalar functions read route_query_ranked (route_query_json_mapped: route_query_ranked_mapped)
   of the same path; JSON is read with json_at and built with json_object / json_array_agg, so the
@@ -41,11 +41,11 @@ order by c.shortlist_rank, cw.word_index, m.similarity desc nulls last, m.table_
 {%- elif name == 'route_query_ranked' -%}
 {{ with_ }} {{ dbrouter.route_shortlist_step(question='question', depth='shortlist_k', path=path) }},
 {{ dbrouter.route_map_by_embedding_step(question='question', path=path) }},
-{{ dbrouter.route_score_step(k='k') }}
+{{ dbrouter.route_score_step(k='k', path=path) }}
 {%- elif name == 'route_query_ranked_mapped' -%}
 {{ with_ }} {{ dbrouter.route_shortlist_step(question='question', depth='shortlist_k', path=path) }},
 {{ dbrouter.route_map_from_json_step(mappings='mappings', path=path) }},
-{{ dbrouter.route_score_step(k='k') }}
+{{ dbrouter.route_score_step(k='k', path=path) }}
 {%- elif name == 'route_query' -%}
 select case when cast({{ dbrouter.json_at('evidence', ['abstain']) }} as boolean) then null else db_id end
 from {{ dbrouter.call_table_entry_point('route_query_ranked', path, 'question, 1') }}

@@ -38,6 +38,7 @@
     'dbrouter__shortlist_k': 10,
     'dbrouter__first_stage_k': 50,
     'dbrouter__vector_index': True,
+    'dbrouter__term_postings_min_rows': 25000,
     'dbrouter__lexical_k1': 1.2,
     'dbrouter__lexical_b': 0.75,
     'dbrouter__lexical_rrf_k': 60,

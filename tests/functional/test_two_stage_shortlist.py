@@ -240,3 +240,64 @@ def test_the_phrase_index_maps_the_question_as_the_join_does(kb_con, scan_kb):
         assert compared > 20  # the re-ranked candidates' mappings were compared, not empty lists
     finally:
         scan.close()
+
+
+POSTED = [("kb_table_terms", "term", "table_name", "weight"), ("kb_vocabulary", "term", None, None),
+          ("kb_route_tokens", "token", "source", None)]
+
+
+@pytest.mark.parametrize(("relation", "term", "text", "number"), POSTED)
+def test_the_term_postings_are_the_rows_a_scan_keeps(kb_con, relation, term, text, number):
+    """dbrouter_term_postings returns exactly the table's rows of the words asked, doubles unrounded."""
+    words = [r[0] for r in kb_con.execute(f"select distinct {term} from {relation} order by 1").fetchall()]
+    assert len(words) > 50
+    cols = f"db_id, {term}, {text or 'null'}, {number or 'null'}"
+    asks = [words[:1], words[::7], words[-5:] + ["no such word", words[0]], [], ["no such word"]]
+    for ask in asks:
+        got = kb_con.execute("select u.p.db_id, u.p.term, u.p.text, u.p.number from (select unnest("
+                             "dbrouter_term_postings(?, ?, ?, ?, ?)) as p) as u",
+                             [relation, term, text, number, ask]).fetchall()
+        want = kb_con.execute(f"select {cols} from {relation} where list_contains(?, {term})", [ask]).fetchall()
+        assert sorted(got, key=repr) == sorted(want, key=repr), (relation, ask[:3])
+        assert len(got) > 0 or not set(ask) & set(words)
+
+
+@pytest.fixture(scope="module")
+def postings_kb(built_kb, tmp_path_factory) -> Path:
+    """A copy of the demo KB whose UDF path reads its three lexical tables by term from the UDF
+    process however small they are (the demo's are below dbrouter__term_postings_min_rows)."""
+    copy = tmp_path_factory.mktemp("postings") / "kb.duckdb"
+    shutil.copyfile(built_kb["warehouse"], copy)
+    run_dbt(["run", "--select", "kb_sql_functions", "--vars", "{dbrouter__term_postings_min_rows: 0}"], copy,
+            embedder="hash", quiet=True)
+    return copy
+
+
+def _body(con, name: str) -> str:
+    return str(con.execute("select macro_definition from duckdb_functions() where function_name = ?", [name]).fetchall())
+
+
+def test_the_routes_read_from_postings_are_the_scans(kb_con, postings_kb):
+    """The UDF path reading its lexical tables through dbrouter_term_postings answers exactly as the
+    scans do (the demo's default: its tables are small), planned and held."""
+    from dbrouter.routing import held
+
+    assert "dbrouter_term_postings" not in _body(kb_con, "route_query_ranked_udf")  # below the bound: scanned
+    con = connect(postings_kb, embedder="hash")
+    try:
+        assert _body(con, "route_query_ranked_udf").count("dbrouter_term_postings") == 3
+        assert "dbrouter_term_postings" not in _body(con, "route_query_ranked_sql")  # never the pure-SQL path
+        for question in QUESTIONS + ["xyzzy plugh", "What is the average age of singers from France?"]:
+            want = kb_con.execute("select route_query_json_udf(?, 10)", [question]).fetchall()[0][0]
+            assert con.execute("select route_query_json_udf(?, 10)", [question]).fetchall()[0][0] == want, question
+            sql = "select lexical_score, lexical_table, lexical_rank from route_shortlist_udf(?, 20) order by db_id"
+            assert con.execute(sql, [question]).fetchall() == kb_con.execute(sql, [question]).fetchall()
+        held.held_route_json(con, QUESTIONS[0], 10)  # the first call holds nothing
+        for question in QUESTIONS:
+            want = kb_con.execute("select route_query_json_udf(?, 10)", [question]).fetchall()[0][0]
+            assert held.held_route_json(con, question, 10) == want, question
+        tables = held._HOLDERS[con].tables
+        assert "kb_walk_edges" in tables  # held, but not the tables read by term
+        assert not set(tables) & {"kb_table_terms", "kb_vocabulary", "kb_route_tokens"}
+    finally:
+        con.close()

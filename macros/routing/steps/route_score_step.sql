@@ -9,6 +9,7 @@
 
   Args:
     k: SQL expression of how many ranked databases to return (NULL = 5).
+    path: 'udf' or 'sql' (route_paths): where route_signals_step reads its lexical rows from.
 
   Consumes: CTEs shortlist and candidates (route_shortlist_step), cand_words and mapped
     (route_mapping_contract, from either step-2 variant); the join paths of candidate_reachability
@@ -17,8 +18,8 @@
     (rank INTEGER, db_id, score DOUBLE, shortlist_rank INTEGER, evidence JSON) ordered by rank;
     the evidence keys are parsed by dbrouter.routing.evidence.RouteEvidence.
 -#}
-{% macro route_score_step(k) -%}
-  {{ return(adapter.dispatch('route_score_step', 'dbrouter')(k)) }}
+{% macro route_score_step(k, path='udf') -%}
+  {{ return(adapter.dispatch('route_score_step', 'dbrouter')(k, path)) }}
 {%- endmacro %}
 
 {#- One body for every adapter. "The best X of a group" is top_value over the group, ordered by
@@ -27,7 +28,7 @@
     json_object (DuckDB JSON, Snowflake OBJECT, keys with NULL values kept), the per-phrase
     mappings by json_array_agg, the chosen tables by array_agg_ordered and the join paths by
     string_agg_ordered. -#}
-{% macro default__route_score_step(k) -%}
+{% macro default__route_score_step(k, path='udf') -%}
 {%- set pen = dbrouter.get_var('dbrouter__coverage_penalty') | float -%}
 {%- if pen < 1 -%}
   {{ exceptions.raise_compiler_error("route_score_step: adapter " ~ adapter.type() ~ ", var dbrouter__coverage_penalty must be >= 1 (the method's n), got " ~ pen) }}
@@ -118,7 +119,7 @@ reranked as (
     left join connect as k on k.db_id = c.db_id
     left join chosen_paths as p on p.db_id = c.db_id
 ),
-{{ dbrouter.route_signals_step() }},
+{{ dbrouter.route_signals_step(path) }},
 final as (
     select sl.db_id, sl.score, sl.score as first_score, sl.shortlist_rank, sl.example_match, sl.abstain_floor,
         sl.offtopic_floor, sl.n_terms, sl.n_known, sl.intent_score, sl.intent_floor, sl.s_schema, sl.s_database, sl.s_table, sl.s_column, sl.s_example,

@@ -22,7 +22,7 @@
   fusion of the dense ranking and this one (var dbrouter__lexical_rrf_k).
 
   Consumes: kb_document_embeddings or kb_static_document_embeddings, kb_routing_calibration, kb_table_terms,
-    kb_vocabulary;
+    kb_vocabulary (both through term_postings);
     UDFs embed(), dbrouter_embedder() (path 'udf') or kb_static_pieces, kb_static_model (path 'sql').
   Produces CTEs (comma-separated, no leading WITH):
     q          (v, model; path 'sql' also v_whole, whole_model: every word's)  the question's vector
@@ -165,7 +165,7 @@ q_terms as (
     knows (kb_vocabulary); abstain_condition refuses a question with words and none of them known. -#}
 q_known as (
     select distinct v.term
-    from {{ dbrouter.kb_relation('kb_vocabulary') }} as v
+    from {{ dbrouter.term_postings('kb_vocabulary', 'term', '(select list(term) from q_terms)', path) }} as v
     join q_terms as q on q.term = v.term
     where {{ dbrouter.allowed_database('v.db_id') }}
 ),
@@ -177,7 +177,8 @@ q_vocabulary as (
 lexical_tables as (
     {#- an exact sum, whatever order the terms arrive in: see float_agg -#}
     select t.db_id, t.table_name, {{ dbrouter.float_agg('sum', 't.weight') }} as bm25
-    from {{ dbrouter.kb_relation('kb_table_terms') }} as t
+    from {{ dbrouter.term_postings('kb_table_terms', 'term', '(select list(term) from q_terms)', path,
+                                   text='table_name', number='weight') }} as t
     join q_terms as q on q.term = t.term
     where {{ dbrouter.allowed_database('t.db_id') }}
     group by t.db_id, t.table_name

@@ -35,16 +35,20 @@
   with a handful of examples ranks exactly as the same KB without any (issue 13: 6 examples for 2
   of 10 demo databases had cost those two databases their own questions through has_examples).
 
+  Args:
+    path: 'udf' or 'sql' (route_paths): where kb_route_tokens' rows come from (term_postings).
+
   Consumes: CTEs shortlist, candidates (route_shortlist_step), cand_words (route_mapping_contract),
-    word_best, cand_stats, connect (route_score_step); kb_route_tokens, kb_route_token_idf, kb_databases.
+    word_best, cand_stats, connect (route_score_step); kb_route_tokens (term_postings),
+    kb_route_token_idf, kb_databases.
   Produces CTEs: q_tokens, token_weights, token_totals, token_hits, lexical, phrase_top, wins,
     signals (db_id, one column per name in ranker_signal_names(), prefixed f_).
 -#}
-{% macro route_signals_step() -%}
-  {{ return(adapter.dispatch('route_signals_step', 'dbrouter')()) }}
+{% macro route_signals_step(path='udf') -%}
+  {{ return(adapter.dispatch('route_signals_step', 'dbrouter')(path)) }}
 {%- endmacro %}
 
-{% macro default__route_signals_step() -%}
+{% macro default__route_signals_step(path='udf') -%}
 {%- set floor = dbrouter.get_var('dbrouter__example_floor') | float -%}
 q_tokens as (
     select distinct phrase as token from cand_words
@@ -80,7 +84,9 @@ token_hits as (
         max(case when t.source = 'value' then 1 else 0 end) as in_value,
         max(case when t.source = 'example' then 1 else 0 end) as in_example
     from (select distinct db_id, phrase as token from cand_words) as cw
-    join (select db_id, token, source from {{ dbrouter.kb_relation('kb_route_tokens') }}
+    join (select db_id, token, source
+          from {{ dbrouter.term_postings('kb_route_tokens', 'token', '(select list(distinct phrase) from cand_words)',
+                                         path, text='source') }} as rt
           where token in (select phrase from cand_words)) as t
         on t.db_id = cw.db_id and t.token = cw.token
     group by cw.db_id, cw.token
