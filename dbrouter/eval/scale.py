@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 from dbrouter.console import err
-from dbrouter.eval.kb import Log, build_kb, latency
+from dbrouter.eval.kb import Log, build_kb, held_latency, latency
 from dbrouter.eval.publish import Report
 from dbrouter.kb.connect import connect
 from python_udfs.embeddings import resolve_embedder_name
@@ -159,7 +159,9 @@ def run_scale(sources: list[Path], n: int, workdir: Path, embedder: str | None, 
             0 for none.
 
     Returns:
-        The measurements (sizes, ``build_s``, ``embedded``, memory, ``p50_ms``, ``p95_ms``, ...).
+        The measurements (sizes, ``build_s``, ``embedded``, memory, ``p50_ms``, ``p95_ms`` of
+        ``route_query``, ``held_p50_ms``, ``held_p95_ms`` of ``dbrouter.route()`` with ``held_same`` of
+        ``held_compared`` held answers equal to the planned ones, ...).
     """
     repo = workdir / "databases.jsonl"
     schemas = load_schemas([s / "databases.jsonl" for s in sources])
@@ -178,6 +180,7 @@ def run_scale(sources: list[Path], n: int, workdir: Path, embedder: str | None, 
     con = connect(warehouse, embedder=embedder)
     try:
         p50, p95 = latency(con, questions, function="route_query_udf")
+        held_p50, held_p95, held_same, held_n = held_latency(con, questions)
         sql_p50, sql_p95 = latency(con, questions, function="route_query_sql")
         shortlist_times = []
         for q in questions[:50]:
@@ -192,7 +195,8 @@ def run_scale(sources: list[Path], n: int, workdir: Path, embedder: str | None, 
             "warehouse_mib": round(warehouse.stat().st_size / 2**20, 1),
             "build_peak_rss_mib": round(dbt_rss, 1), "route_peak_rss_mib": round(_rss_mib(resource.RUSAGE_SELF), 1),
             "noop_rebuild_s": round(noop.seconds, 1), "p50_ms": round(p50, 1), "p95_ms": round(p95, 1),
-            "sql_p50_ms": round(sql_p50, 1), "sql_p95_ms": round(sql_p95, 1),
+            "held_p50_ms": round(held_p50, 1), "held_p95_ms": round(held_p95, 1), "held_same": held_same,
+            "held_compared": held_n, "sql_p50_ms": round(sql_p50, 1), "sql_p95_ms": round(sql_p95, 1),
             "shortlist_p50_ms": round(statistics.median(shortlist_times), 1), "n_questions": len(questions)}
 
 
@@ -221,6 +225,15 @@ def projection(r: dict) -> str:
             f"routing process {r['route_peak_rss_mib'] * f / 1024:.1f} GiB, {r['documents'] * f:,.0f} documents.\n\n")
 
 
+def _held(r: dict) -> str:
+    """The held column: p50 / p95 and how many held answers equal the planned ones (or why none)."""
+    if "held_p50_ms" not in r:
+        return "not measured"
+    if not r["held_compared"]:
+        return f"{r['held_p50_ms']} / {r['held_p95_ms']} (not held: above MAX_HELD_ROWS, planned per call)"
+    return f"{r['held_p50_ms']} / {r['held_p95_ms']} ({r['held_same']}/{r['held_compared']} answers as planned)"
+
+
 def scale_report(r: dict, command: str) -> Report:
     """The measurements as a :class:`Report` (block ``eval scale <databases>``; prints JSON either way).
 
@@ -234,12 +247,12 @@ def scale_report(r: dict, command: str) -> Report:
     markdown = (
         f"#### eval scale: {r['databases']:,} synthetic databases\n\n"
         f"| databases | tables | columns | documents | embedder | build s | no-op rebuild s | build peak RSS MiB | "
-        f"warehouse MiB | route_query p50 / p95 ms (UDF) | pure SQL p50 / p95 ms | shortlist only p50 ms | "
+        f"warehouse MiB | route_query p50 / p95 ms (UDF) | dbrouter.route() p50 / p95 ms (held) | pure SQL p50 / p95 ms | shortlist only p50 ms | "
         f"routing process RSS MiB |\n"
-        f"|---|---|---|---|---|---|---|---|---|---|---|---|---|\n"
+        f"|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n"
         f"| {r['databases']:,} | {r['tables']:,} | {r['columns']:,} | {r['documents']:,} | {r['embedder']} | "
         f"{r['build_s']} | {r['noop_rebuild_s']} | {r['build_peak_rss_mib']} | {r['warehouse_mib']} | "
-        f"{r['p50_ms']} / {r['p95_ms']} | {r['sql_p50_ms']} / {r['sql_p95_ms']} | "
+        f"{r['p50_ms']} / {r['p95_ms']} | {_held(r)} | {r['sql_p50_ms']} / {r['sql_p95_ms']} | "
         f"{r['shortlist_p50_ms']} | {r['route_peak_rss_mib']} |\n\n"
         + projection(r))
     return Report(key=f"eval scale {r['databases']}" + (" wide" if r.get("wide_columns") else ""), command=command, data=r, markdown=markdown,

@@ -56,14 +56,14 @@ HELD = {"route_query_json_udf": True, "route_query_udf": False}
 MAX_HELD_ROWS = 2_000_000
 """Hold a KB only while the tables the route reads have at most this many rows together.
 
-The held statement is planned without the question, so it cannot filter the lexical tables by the
-question's words as the planned one does (a constant list pushed into the scan): it reads them
-whole and joins. Measured with the question from :data:`QUESTION_UDF` (adr-0029, p50 against the
-planned query, the same hour, synthetic m2v KBs): 0.70-0.75x at 855,069 rows (3,000 databases),
-0.88-0.93x at 1,698,773 (6,000), 1.0-1.07x at 2,835,924 (10,000); spider-route (74,072 rows)
-0.70x of the previous held statement, which was itself 0.64x the planned one. The bound lies
-between the last gain and the first loss. (With the previous statement the loss began at 3,000
-databases, and the bound was 500,000.)"""
+The held statement is planned without the question, so a table it reads by a join with the
+question's words it reads whole. The three lexical tables were such tables until they came from
+the UDF process by term (``dbrouter_term_postings``, adr-0030): they are no longer copied or
+counted, and at 10,000 synthetic databases the rest is 872,645 rows, held at 0.70x the planned
+p50 (97-99 against 132-144 ms, 40 questions, every answer equal). Before that (adr-0029, the
+lexical tables counted and read whole): 0.70-0.75x at 855,069 rows (3,000 databases), 0.88-0.93x
+at 1,698,773 (6,000), 1.0-1.07x at 2,835,924 (10,000). The bound lies between that last gain and
+first loss; what it counts now grows about 87 rows a synthetic database, so about 23,000 of them."""
 
 QUESTION_UDF = "dbrouter_held_question"
 """The UDF a held statement reads its question from: ``dbrouter_held_question(key)`` is the question

@@ -127,6 +127,19 @@ def test_synthesize_renames_tables_and_keeps_foreign_keys():
     assert synthesize(schemas, 3, seed=1) == out  # seeded: the same repository every time
 
 
+def test_the_scale_report_says_whether_the_route_was_held():
+    from dbrouter.eval.scale import scale_report
+
+    r = {"databases": 10, "tables": 20, "columns": 30, "documents": 60, "embedder": "hash", "build_s": 1.0,
+         "noop_rebuild_s": 0.5, "build_peak_rss_mib": 100.0, "warehouse_mib": 5.0, "p50_ms": 9.0, "p95_ms": 12.0,
+         "held_p50_ms": 4.0, "held_p95_ms": 6.0, "held_same": 40, "held_compared": 40, "sql_p50_ms": 20.0,
+         "sql_p95_ms": 30.0, "shortlist_p50_ms": 3.0, "route_peak_rss_mib": 200.0, "n_questions": 40}
+    assert "| 9.0 / 12.0 | 4.0 / 6.0 (40/40 answers as planned) | 20.0 / 30.0 |" in scale_report(r, "c").markdown
+    unheld = scale_report({**r, "held_same": 0, "held_compared": 0}, "c").markdown
+    assert "4.0 / 6.0 (not held: above MAX_HELD_ROWS, planned per call)" in unheld
+    assert "| not measured |" in scale_report({k: v for k, v in r.items() if not k.startswith("held")}, "c").markdown
+
+
 def test_the_held_route_line_says_what_was_measured_and_compared():
     from dataclasses import replace
 
