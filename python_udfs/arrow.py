@@ -174,6 +174,35 @@ def to_matrix(array: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     return matrix, valid
 
 
+def matrix_view(array: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """The rows of a fixed-size list array of float32 as a read-only matrix over its own buffer.
+
+    Like :func:`to_matrix`, without copying the values (a NULL row keeps whatever it holds: take
+    ``valid`` into account). Values of another type, or with NULLs inside, are copied by
+    :func:`to_matrix`.
+
+    Args:
+        array: a fixed-size list array (a slice reads only its rows).
+
+    Returns:
+        ``(matrix, valid)``: (n, size) float32 and (n,) bool, False where the row is NULL.
+
+    Raises:
+        ValueError: the array is not a fixed-size list.
+    """
+    if not pa.types.is_fixed_size_list(array.type):
+        raise ValueError(f"matrix_view: expected a fixed-size list array, got {array.type}")
+    child = array.values
+    if child.type != pa.float32() or child.null_count:
+        return to_matrix(array)
+    n, size = len(array), array.type.list_size
+    start = (child.offset + array.offset * size)
+    flat = np.frombuffer(child.buffers()[1], np.float32)[start:start + n * size] if n else np.zeros(0, np.float32)
+    matrix = flat.reshape(n, size)
+    matrix.flags.writeable = False  # the Arrow array's own memory: never written through this
+    return matrix, ~null_mask(array)
+
+
 def take_strings(array: pa.Array, indices: np.ndarray) -> pa.Array:
     """``array.take(indices)`` for a string array, gathered with numpy.
 

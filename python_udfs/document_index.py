@@ -24,6 +24,7 @@ import numpy as np
 import pyarrow as pa
 
 from python_udfs import arrow
+from python_udfs.similarity import unit_rows
 
 KINDS = ("database", "table", "example", "column")
 """The document kinds the shortlist reads, in code order."""
@@ -101,17 +102,18 @@ def build_index(table: pa.Table) -> DocumentIndex:
     order = np.lexsort((label_rank, kind, db, stages)) if n else np.zeros(0, np.int64)
     emb = table.column("embedding").combine_chunks() if n else None
     if emb is not None and pa.types.is_fixed_size_list(emb.type):
-        matrix = arrow.to_matrix(emb)[0]
-    elif emb is not None:
-        matrix = np.asarray(emb.to_pylist(), dtype=np.float32)
-        if matrix.ndim != 2:
-            raise ValueError("document index: the vectors are not all of one size")
+        matrix, zero = unit_rows(emb, order)  # one copy of the vectors (~1 GB at 10,000 synthetic databases)
     else:
-        matrix = np.zeros((0, 1), np.float32)
-    matrix = np.ascontiguousarray(matrix[order])
-    norms = np.linalg.norm(matrix, axis=1)
-    zero = norms == 0
-    matrix = matrix / np.where(zero, 1.0, norms)[:, None]
+        if emb is not None:
+            matrix = np.asarray(emb.to_pylist(), dtype=np.float32)
+            if matrix.ndim != 2:
+                raise ValueError("document index: the vectors are not all of one size")
+            matrix = np.ascontiguousarray(matrix[order])
+        else:
+            matrix = np.zeros((0, 1), np.float32)
+        norms = np.linalg.norm(matrix, axis=1)
+        zero = norms == 0
+        matrix = matrix / np.where(zero, 1.0, norms)[:, None]
     label_list = [label_list0[i] for i in order]
     stages, db, kind = stages[order], db[order], kind[order]
     stage_rows = {s: (int(np.searchsorted(stages, s, "left")), int(np.searchsorted(stages, s, "right"))) for s in (1, 2)}

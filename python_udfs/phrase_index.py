@@ -24,6 +24,7 @@ import numpy as np
 import pyarrow as pa
 
 from python_udfs import arrow
+from python_udfs.similarity import unit_rows
 
 HIT_TYPE = pa.struct([("db_id", pa.string()), ("table_name", pa.string()), ("column_name", pa.string()),
                       ("component", pa.string()), ("declared_component", pa.string()), ("span_no", pa.int32()),
@@ -113,18 +114,19 @@ def build_index(table: pa.Table) -> PhraseIndex:
 
     emb = table.column("embedding").combine_chunks() if n else None
     if emb is not None and pa.types.is_fixed_size_list(emb.type):
-        matrix = arrow.to_matrix(emb)[0]
-    elif emb is not None:
-        matrix = np.asarray([v if v is not None else [] for v in emb.to_pylist()], dtype=np.float32)
-        if matrix.ndim != 2:
-            raise ValueError("phrase index: the vectors are not all of one size")
+        matrix, zero = unit_rows(emb, order)  # one copy of the vectors
     else:
-        matrix = np.zeros((0, 1), np.float32)
-    if order is not None:
-        matrix = matrix[order]
-    norms = np.linalg.norm(matrix, axis=1)
-    zero = norms == 0
-    matrix = np.ascontiguousarray(matrix / np.where(zero, 1.0, norms)[:, None], dtype=np.float32)
+        if emb is not None:
+            matrix = np.asarray([v if v is not None else [] for v in emb.to_pylist()], dtype=np.float32)
+            if matrix.ndim != 2:
+                raise ValueError("phrase index: the vectors are not all of one size")
+        else:
+            matrix = np.zeros((0, 1), np.float32)
+        if order is not None:
+            matrix = matrix[order]
+        norms = np.linalg.norm(matrix, axis=1)
+        zero = norms == 0
+        matrix = np.ascontiguousarray(matrix / np.where(zero, 1.0, norms)[:, None], dtype=np.float32)
     db_rows: dict[str, tuple[int, int]] = {}
     for row, db in enumerate(db_ids):
         first, _ = db_rows.get(db, (row, row))

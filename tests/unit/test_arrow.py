@@ -54,6 +54,20 @@ def test_to_matrix_reads_a_slice_and_zeroes_null_rows():
         arrow.to_matrix(pa.array([[1.0]], pa.list_(pa.float32())))
 
 
+def test_matrix_view_reads_the_buffer_without_a_copy():
+    rows = np.arange(10, dtype=np.float32).reshape(5, 2)
+    array = pa.FixedSizeListArray.from_arrays(pa.array(rows.reshape(-1)), 2,
+                                              mask=pa.array([False, False, True, False, False])).slice(1, 3)
+    view, valid = arrow.matrix_view(array)
+    assert not view.flags.writeable and view.dtype == np.float32  # the Arrow buffer itself
+    assert view[[0, 2]].tolist() == [[2.0, 3.0], [6.0, 7.0]] and valid.tolist() == [True, False, True]
+    doubles = pa.FixedSizeListArray.from_arrays(pa.array(rows.reshape(-1).astype(np.float64)), 2)
+    copied, _ = arrow.matrix_view(doubles)  # another type: converted, as to_matrix does
+    assert copied.dtype == np.float32 and copied.tolist() == rows.tolist()
+    with pytest.raises(ValueError, match="fixed-size list"):
+        arrow.matrix_view(pa.array([[1.0]], pa.list_(pa.float32())))
+
+
 def test_take_strings_equals_take():
     words = pa.array(["zero", None, "two", "", "quatre", "fünf"], pa.string())
     for array in (words, words.slice(2)):
