@@ -230,6 +230,28 @@ def _per_connection(conn: duckdb.DuckDBPyConnection, udf: str, load: Callable[..
     return get
 
 
+def _row_lists(n: int, row: Callable[[int], pa.Array | None], value_type: pa.DataType) -> pa.Array:
+    """An Arrow UDF's list result: ``row(i)`` for each of its ``n`` input rows (None: a NULL list).
+
+    Args:
+        n: the input rows.
+        row: the values of row ``i``'s list, or None for NULL.
+        value_type: the lists' value type (for a result with no values).
+
+    Returns:
+        A list array of ``n`` rows.
+    """
+    offsets, parts, valid = [0], [], []
+    for i in range(n):
+        values = row(i)
+        if values is not None:
+            parts.append(values)
+        offsets.append(offsets[-1] + (len(values) if values is not None else 0))
+        valid.append(values is not None)
+    values = pa.concat_arrays(parts) if parts else pa.nulls(0, value_type)
+    return arrow.lists(offsets, values, null=~np.asarray(valid, bool))
+
+
 def _register_document_hits(conn: duckdb.DuckDBPyConnection, name: str) -> None:
     """``dbrouter_document_hits(relation, v, stage, dbs, n_top, n_votes)``: the UDF path's shortlist
     documents from a numpy matrix (:mod:`python_udfs.document_index`).
@@ -247,23 +269,16 @@ def _register_document_hits(conn: duckdb.DuckDBPyConnection, name: str) -> None:
 
     def _hits(relation: pa.Array, v: pa.Array, stage: pa.Array, dbs: pa.Array, n_top: pa.Array,
               n_votes: pa.Array) -> pa.Array:
-        offsets, parts, valid = [0], [], []
-        for i in range(len(v)):
-            vec = v[i].values if v[i].is_valid else None
-            if vec is None or not relation[i].is_valid or not stage[i].is_valid:
-                offsets.append(offsets[-1])
-                valid.append(False)
-                continue
+        def row(i: int) -> pa.Array | None:
+            if not (v[i].is_valid and relation[i].is_valid and stage[i].is_valid):
+                return None
             index = _index(relation[i].as_py())
             with one_blas_thread():  # a question's product: spinning BLAS threads only burn CPU
-                hits = nearest(index, arrow.to_numpy(vec, np.float32), stage[i].as_py(),
+                return nearest(index, arrow.to_numpy(v[i].values, np.float32), stage[i].as_py(),
                                dbs[i].as_py() if dbs[i].is_valid else None, n_top[i].as_py() or 0,
                                n_votes[i].as_py() or 0)
-            parts.append(hits)
-            offsets.append(offsets[-1] + len(hits))
-            valid.append(True)
-        values = pa.concat_arrays(parts) if parts else pa.nulls(0, HIT_TYPE)
-        return arrow.lists(offsets, values, null=~np.asarray(valid, bool))
+
+        return _row_lists(len(v), row, HIT_TYPE)
 
     conn.create_function(
         "dbrouter_document_hits", _hits,
@@ -289,25 +304,19 @@ def _register_phrase_hits(conn: duckdb.DuckDBPyConnection) -> None:
 
     def _hits(relation: pa.Array, model: pa.Array, dbs: pa.Array, toks: pa.Array, vs: pa.Array,
               threshold: pa.Array, per_span: pa.Array) -> pa.Array:
-        offsets, parts, valid = [0], [], []
-        for i in range(len(relation)):
+        def row(i: int) -> pa.Array | None:
             if not (relation[i].is_valid and model[i].is_valid and threshold[i].is_valid):
-                offsets.append(offsets[-1])
-                valid.append(False)
-                continue
+                return None
             tokens = toks[i].as_py() if toks[i].is_valid else []
             vectors = [arrow.to_numpy(v.values, np.float32) if v.is_valid else None for v in vs[i].values] \
                 if vs[i].is_valid else []
             index = _index(relation[i].as_py(), model[i].as_py())
             with one_blas_thread():
-                hits = phrase_index.span_hits(index, dbs[i].as_py() if dbs[i].is_valid else None,
+                return phrase_index.span_hits(index, dbs[i].as_py() if dbs[i].is_valid else None,
                                               [t or [] for t in tokens], vectors, float(threshold[i].as_py()),
                                               per_span[i].as_py() if per_span[i].is_valid else None)
-            parts.append(hits)
-            offsets.append(offsets[-1] + len(hits))
-            valid.append(True)
-        values = pa.concat_arrays(parts) if parts else pa.nulls(0, phrase_index.HIT_TYPE)
-        return arrow.lists(offsets, values, null=~np.asarray(valid, bool))
+
+        return _row_lists(len(relation), row, phrase_index.HIT_TYPE)
 
     conn.create_function(
         "dbrouter_phrase_hits", _hits,
@@ -348,19 +357,13 @@ def _register_term_postings(conn: duckdb.DuckDBPyConnection) -> None:
     _postings = _per_connection(conn, "dbrouter_term_postings", _load)
 
     def _rows(relation: pa.Array, term: pa.Array, text: pa.Array, number: pa.Array, terms: pa.Array) -> pa.Array:
-        offsets, parts, valid = [0], [], []
-        for i in range(len(relation)):
+        def row(i: int) -> pa.Array | None:
             if not (relation[i].is_valid and term[i].is_valid and terms[i].is_valid):
-                offsets.append(offsets[-1])
-                valid.append(False)
-                continue
+                return None
             held = _postings(relation[i].as_py(), term[i].as_py(), text[i].as_py(), number[i].as_py())
-            rows = postings.lookup(held, terms[i].values.to_pylist())
-            parts.append(rows)
-            offsets.append(offsets[-1] + len(rows))
-            valid.append(True)
-        values = pa.concat_arrays(parts) if parts else pa.nulls(0, postings.POSTING_TYPE)
-        return arrow.lists(offsets, values, null=~np.asarray(valid, bool))
+            return postings.lookup(held, terms[i].values.to_pylist())
+
+        return _row_lists(len(relation), row, postings.POSTING_TYPE)
 
     conn.create_function(
         "dbrouter_term_postings", _rows, [VARCHAR, VARCHAR, VARCHAR, VARCHAR, duckdb.list_type(VARCHAR)],
