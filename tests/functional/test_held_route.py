@@ -308,3 +308,25 @@ def test_a_serve_client_cannot_read_the_held_question_of_another_session(built_k
                     kb.query(sql, None, snoop)
     finally:
         kb.close()
+
+
+@pytest.mark.parametrize("sql", [
+    "select dbrouter_term_postings('main.kb_vocabulary', 'term', null, null, ['singer'])",
+    "select unnest(DBROUTER_TERM_POSTINGS('main.kb_table_terms', 'term', 'table_name', 'weight', ['age']))",
+    "select dbrouter_document_hits('main.kb_document_embeddings', embed('singer'), 1, null, 3, 3)",
+])
+def test_a_serve_client_cannot_read_the_kb_indexes_directly(built_kb, sql):
+    """The indexes the routing macros read through UDFs hold every database's rows: a client calling
+    them would learn of databases its access scope hides (and hold the GIL over a table). dbrouter
+    serve refuses them by name (its internal UDFs, read from the UDFs' one list)."""
+    from dbrouter.errors import QueryRefused
+    from dbrouter.serve.server import KnowledgeBase
+    from dbrouter.serve.session import INTERNAL_UDFS, KBSession
+
+    assert {"dbrouter_term_postings", "dbrouter_document_hits", "dbrouter_phrase_hits"} <= INTERNAL_UDFS
+    kb = KnowledgeBase(built_kb["warehouse"])
+    try:
+        with pytest.raises(QueryRefused, match="(?i)dbrouter_(term_postings|document_hits)"):
+            kb.query(sql, None, KBSession(kb))
+    finally:
+        kb.close()
