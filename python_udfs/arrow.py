@@ -203,6 +203,25 @@ def matrix_view(array: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     return matrix, ~null_mask(array)
 
 
+def dictionary(indices: np.ndarray, names: pa.Array) -> pa.DictionaryArray:
+    """A dictionary-encoded array: row ``i`` reads ``names[indices[i]]`` (no NULLs).
+
+    DuckDB reads it as the dictionary's type (a VARCHAR column), without the strings gathered per
+    row; built from buffers, since ``DictionaryArray.from_arrays`` may validate through
+    ``pyarrow.compute``.
+
+    Args:
+        indices: positions into ``names`` (int, in range).
+        names: the dictionary.
+
+    Returns:
+        A dictionary array with int32 indices.
+    """
+    idx = np.ascontiguousarray(indices, dtype=np.int32)
+    return pa.DictionaryArray.from_buffers(pa.dictionary(pa.int32(), names.type), len(idx),
+                                           [None, pa.py_buffer(idx)], names)
+
+
 def take_strings(array: pa.Array, indices: np.ndarray) -> pa.Array:
     """``array.take(indices)`` for a string array, gathered with numpy.
 
@@ -220,9 +239,10 @@ def take_strings(array: pa.Array, indices: np.ndarray) -> pa.Array:
         return array.take(numeric(idx, pa.int64()))
     validity, offsets_buf, data_buf = array.buffers()
     base = array.offset
-    offsets = np.frombuffer(offsets_buf, np.int32)[base:base + len(array) + 1].astype(np.int64) if len(array) \
-        else np.zeros(1, np.int64)
-    starts, lengths = offsets[idx], offsets[idx + 1] - offsets[idx]
+    # the offsets of the rows asked only (the labels of a 630,454-row index: not all converted a call)
+    offsets = np.frombuffer(offsets_buf, np.int32)[base:base + len(array) + 1] if len(array) else np.zeros(1, np.int32)
+    starts = offsets[idx].astype(np.int64)
+    lengths = offsets[idx + 1].astype(np.int64) - starts
     new_offsets = np.zeros(len(idx) + 1, np.int64)
     np.cumsum(lengths, out=new_offsets[1:])
     if new_offsets[-1] >= 2**31:

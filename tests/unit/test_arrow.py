@@ -76,3 +76,15 @@ def test_take_strings_equals_take():
     assert arrow.take_strings(words, np.zeros(0, np.int64)).equals(pa.array([], pa.string()))
     large = pa.array(["a", "bc"], pa.large_string())  # other string types: pyarrow's take
     assert arrow.take_strings(large, np.array([1])).to_pylist() == ["bc"]
+
+
+def test_dictionary_reads_as_the_names_in_duckdb():
+    import duckdb
+
+    names = arrow.strings(["alpha", "beta", "gamma"])
+    codes = arrow.dictionary(np.array([2, 0, 0, 1]), names)
+    assert codes.to_pylist() == ["gamma", "alpha", "alpha", "beta"]
+    con = duckdb.connect()
+    con.register("t", pa.table({"s": codes}))
+    assert con.execute("select s, typeof(s) from t").fetchall() == [
+        ("gamma", "VARCHAR"), ("alpha", "VARCHAR"), ("alpha", "VARCHAR"), ("beta", "VARCHAR")]
