@@ -131,7 +131,7 @@ calibration as (
     from {{ dbrouter.kb_relation('kb_routing_calibration') }}
 ),
 q_key as (
-    select {{ dbrouter.question_key("left(cast(" ~ question ~ " as varchar), " ~ maxc ~ ")") }} as question_key
+    select {{ dbrouter.question_key("left(cast(" ~ question ~ " as varchar), " ~ maxc ~ ")", one_row=true) }} as question_key
 ),
 example_match as (
     {#- a stored example question asked again (same words, any case and punctuation) routes to its
