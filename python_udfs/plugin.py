@@ -33,8 +33,9 @@ Registered functions:
 * ``dbrouter_value_tokens(values VARCHAR[]) -> VARCHAR[]`` - normalised tokens of the short
   (at most 3-word) sample values; free text gives none.
 * ``dbrouter_document_hits(relation, v FLOAT[384], stage INTEGER, dbs VARCHAR[], n_top INTEGER,
-  n_votes INTEGER) -> STRUCT(db_id, doc_kind, doc_label, sim FLOAT)[]`` - the UDF path's shortlist
-  documents from a numpy matrix of ``relation``'s vectors (:mod:`python_udfs.document_index`).
+  n_votes INTEGER) -> STRUCT(db_id, doc_kind, doc_label, sim FLOAT, agg DOUBLE)[]`` - the UDF path's
+  shortlist documents from a numpy matrix of ``relation``'s vectors (:mod:`python_udfs.document_index`);
+  a database's tables (columns) come as one row, the best, with the mean of the ``n_top`` best in ``agg``.
 * ``dbrouter_phrase_hits(relation, model, dbs VARCHAR[], toks VARCHAR[][], vs FLOAT[384][],
   threshold DOUBLE, per_span INTEGER) -> STRUCT(db_id, table_name, column_name, component, declared_component,
   span_no INTEGER, is_exact, is_value, cos FLOAT)[]`` - the re-rank's (column, span) matches of
@@ -285,7 +286,7 @@ def _register_document_hits(conn: duckdb.DuckDBPyConnection, name: str) -> None:
         [VARCHAR, duckdb.array_type(FLOAT, DIM), duckdb.sqltype("INTEGER"), duckdb.list_type(VARCHAR),
          duckdb.sqltype("INTEGER"), duckdb.sqltype("INTEGER")],
         duckdb.list_type(duckdb.struct_type({"db_id": VARCHAR, "doc_kind": VARCHAR, "doc_label": VARCHAR,
-                                             "sim": FLOAT})),
+                                             "sim": FLOAT, "agg": duckdb.sqltype("DOUBLE")})),
         type="arrow", null_handling="special", side_effects=False)
 
 

@@ -1,8 +1,10 @@
 {#-
   The documents one stage of route_shortlist_step reads, with their cosines to the question:
-  (db_id, doc_kind, doc_label, sim). Stage 1: every database's route_stage 1 documents
+  (db_id, doc_kind, doc_label, sim, agg). Stage 1: every database's route_stage 1 documents
   (database, table, example); stage 2: the route_stage 2 documents (columns) of the databases
-  `dbs` lists. Reads CTE q (v, model) of the shortlist.
+  `dbs` lists. Reads CTE q (v, model) of the shortlist. agg is NULL, or on a table (column) row
+  the mean similarity of its database's dbrouter__top_tables (__top_columns) best, which the
+  shortlist then reads instead of averaging the rows itself (route_shortlist_step's _shortlist_mean).
 
   Args:
     stage: 1 or 2.
@@ -20,7 +22,8 @@
 
 {#- A scan of the documents, filtered on route_stage (one value: pushed into the scan). -#}
 {% macro default__shortlist_document_hits(stage, path, docs, model, dbs=none) -%}
-select d.db_id, d.doc_kind, d.doc_label, {{ dbrouter.cosine_similarity('d.embedding', 'q.v') }} as sim
+select d.db_id, d.doc_kind, d.doc_label, {{ dbrouter.cosine_similarity('d.embedding', 'q.v') }} as sim,
+    cast(null as double) as agg
 from {{ docs }} as d
 {%- if stage == 2 %}
 join ({{ dbs }}) as s on s.db_id = d.db_id
@@ -32,14 +35,15 @@ where q.v is not null and d.embedding_model = {{ model }} and d.route_stage = {{
 {#- DuckDB's UDF path (var dbrouter__vector_index): the documents' vectors are a numpy matrix in
     the UDF process (dbrouter_document_hits, python_udfs/document_index.py), which returns, per
     database and kind, only the rows the shortlist's aggregates read (the top dbrouter__top_tables
-    / __top_columns, the top dbrouter__example_votes examples, the database document). A DuckDB
-    scan reads every vector of a row group even when a filter on db_id keeps a few rows. -#}
+    / __top_columns as one row with their mean, the top dbrouter__example_votes examples, the
+    database document). A DuckDB scan reads every vector of a row group even when a filter on
+    db_id keeps a few rows. -#}
 {% macro duckdb__shortlist_document_hits(stage, path, docs, model, dbs=none) -%}
 {%- if path != 'udf' or not dbrouter.get_var('dbrouter__vector_index') -%}
 {{ dbrouter.default__shortlist_document_hits(stage, path, docs, model, dbs) }}
 {%- else -%}
 {%- set n_top = dbrouter.get_var('dbrouter__top_tables' if stage == 1 else 'dbrouter__top_columns') | int -%}
-select h.db_id, h.doc_kind, h.doc_label, h.sim
+select h.db_id, h.doc_kind, h.doc_label, h.sim, h.agg
 from (select unnest(dbrouter_document_hits('{{ docs }}', q.v, {{ stage }},
           {% if stage == 2 %}(select list(db_id) from ({{ dbs }}) as s){% else %}null{% endif %},
           {{ n_top }}, {{ dbrouter.get_var('dbrouter__example_votes') | int }})) as h

@@ -35,11 +35,13 @@ def documents(seed: int = 0) -> pa.Table:
 
 
 AGGREGATES = """
-    with ranked as (select *, row_number() over (order by sim desc, doc_label) as vote_rank from hits)
+    with ranked as (select *, row_number() over (partition by doc_kind order by sim desc, doc_label) as vote_rank from hits)
     select db_id,
         max(case when doc_kind = 'database' then sim end) as s_database,
-        list_avg(max(sim, 3) filter (where doc_kind = 'table')) as s_table,
-        list_avg(max(sim, 3) filter (where doc_kind = 'column')) as s_column,
+        coalesce(max(agg) filter (where doc_kind = 'table'),
+                 list_avg(max(sim, 3) filter (where doc_kind = 'table'))) as s_table,
+        coalesce(max(agg) filter (where doc_kind = 'column'),
+                 list_avg(max(sim, 3) filter (where doc_kind = 'column'))) as s_column,
         max(case when doc_kind = 'example' then sim end) as s_example,
         arg_max(doc_label, (sim, doc_label)) filter (where doc_kind = 'table') as top_table,
         arg_max(doc_label, (sim, doc_label)) filter (where doc_kind = 'column') as top_column,
@@ -64,14 +66,18 @@ def test_index_rows_give_the_scans_aggregates(seed):
     con.execute(f"create table docs as select db_id, doc_kind, doc_label, route_stage, "
                 f"cast(embedding as float[{DIM}]) as embedding from docs_arrow")
     q = np.random.default_rng(seed + 10).normal(size=DIM).astype(np.float32)
-    scan = f"select db_id, doc_kind, doc_label, array_cosine_similarity(embedding, cast(? as float[{DIM}])) as sim from docs"
+    scan = (f"select db_id, doc_kind, doc_label, array_cosine_similarity(embedding, cast(? as float[{DIM}])) as sim, "
+            "cast(null as double) as agg from docs")
     for stage, dbs in ((1, None), (2, ["db03", "db00", "db07", "nosuch", "db03"])):
         where = f" where route_stage = {stage}" + (" and list_contains(?, db_id)" if dbs else "")
         expected = aggregates(con, scan + where, [q.tolist()] + ([dbs] if dbs else []))
         hits = nearest(index, q, stage, dbs, 3, 10)
-        con.register("index_hits", pa.table({f: hits.field(f) for f in ("db_id", "doc_kind", "doc_label", "sim")}))
+        con.register("index_hits", pa.table({f: hits.field(f) for f in ("db_id", "doc_kind", "doc_label", "sim", "agg")}))
         got = aggregates(con, "select * from index_hits", [])
         assert got == expected, stage
+        per_kind = con.execute("select count(*), count(distinct db_id) from index_hits where doc_kind in ('table', 'column')"
+                               ).fetchall()[0]
+        assert per_kind[0] == per_kind[1]  # one row a database for its tables (columns)
         kept = len(hits)
         total = con.execute(f"select count(*) from docs{where}", [dbs] if dbs else []).fetchall()[0][0]
         if stage == 1:
@@ -95,3 +101,27 @@ def test_unknown_kind_is_refused():
     table["doc_kind"][0] = "statement"
     with pytest.raises(ValueError, match="unexpected kinds"):
         build_index(pa.table(table))
+
+
+@pytest.mark.parametrize("n_top", [3, 9])
+def test_the_mean_is_duckdbs_list_avg_bit_for_bit(n_top):
+    """agg is the float64 mean DuckDB's list_avg(max(sim, n)) gives over the index's own cosines."""
+    from python_udfs.blas import one_blas_thread
+    from python_udfs.similarity import span_dots
+
+    rng = np.random.default_rng(n_top)
+    rows = [(f"db{d}", "table", f"t{t}", 1) for d in range(40) for t in range(int(rng.integers(1, 14)))]
+    vectors = rng.normal(size=(len(rows), DIM)).astype(np.float32)
+    table = pa.table({"db_id": [r[0] for r in rows], "doc_kind": [r[1] for r in rows], "doc_label": [r[2] for r in rows],
+                      "route_stage": pa.array([r[3] for r in rows], pa.int32()),
+                      "embedding": pa.FixedSizeListArray.from_arrays(pa.array(vectors.ravel()), DIM)})
+    index = build_index(table)
+    q = rng.normal(size=DIM).astype(np.float32)
+    with one_blas_thread():
+        hits = nearest(index, q, 1, None, n_top, 10)
+        sims = span_dots(index.vectors, [index.stage_rows[1]], q / np.float32(np.linalg.norm(q)))
+    con = duckdb.connect()
+    con.register("all_sims", pa.table({"db": index.db_names.take(pa.array(index.db)), "sim": pa.array(sims)}))
+    expected = dict(con.execute(f"select db, list_avg(max(sim, {n_top})) from all_sims group by db").fetchall())
+    got = dict(zip(hits.field("db_id").to_pylist(), hits.field("agg").to_pylist(), strict=True))
+    assert got == expected  # exact floats

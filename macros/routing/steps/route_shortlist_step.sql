@@ -107,7 +107,7 @@ per_db_first as (
     select
         db_id,
         max(case when doc_kind = 'database' then sim end) as s_database,
-        {{ dbrouter.top_n_avg('sim', dbrouter.get_var('dbrouter__top_tables') | int, "doc_kind = 'table'") }} as s_table,
+        {{ dbrouter._shortlist_mean(dbrouter.get_var('dbrouter__top_tables') | int, "doc_kind = 'table'") }} as s_table,
         max(case when doc_kind = 'example' then sim end) as s_example,
         {{ dbrouter.top_value('doc_label', 'sim', 'doc_label', "doc_kind = 'table'") }} as top_table,
         {{ dbrouter.top_value('doc_label', 'sim', 'doc_label', "doc_kind = 'example'") }} as top_example_sql
@@ -212,7 +212,7 @@ column_hits as {{ mat }} (
 ),
 per_db_column as (
     select db_id,
-        {{ dbrouter.top_n_avg('sim', dbrouter.get_var('dbrouter__top_columns') | int, 'true') }} as s_column,
+        {{ dbrouter._shortlist_mean(dbrouter.get_var('dbrouter__top_columns') | int, 'true') }} as s_column,
         {{ dbrouter.top_value('doc_label', 'sim', 'doc_label') }} as top_column
     from (select *, {{ dbrouter.top_n_rank('db_id', 'sim desc, doc_label desc') }} as rn from column_hits) as ranked
     group by db_id
@@ -262,6 +262,13 @@ candidates as {{ mat }} (
 {% macro _shortlist_score(s_schema, s_example) -%}
 {%- set w_ex = dbrouter.get_var('dbrouter__weight_example') | float -%}
 (({{ s_schema }}) + {{ w_ex }} * t.trusted * coalesce({{ s_example }}, ({{ s_schema }}) + t.gap)) / (1.0 + {{ w_ex }} * t.trusted)
+{%- endmacro %}
+
+{#- The mean similarity of a database's n best documents of one kind over the shortlist's ranked
+    rows: the row's agg where the hits carry it (DuckDB's UDF path returns the best row alone, with
+    the mean of the n best: shortlist_document_hits), else the mean of the n best rows. -#}
+{% macro _shortlist_mean(n, cond) -%}
+coalesce(max(case when {{ cond }} then agg end), {{ dbrouter.top_n_avg('sim', n, cond) }})
 {%- endmacro %}
 
 {#- Reciprocal-rank fusion of the dense and the lexical ranking (Cormack et al., 2009): each channel
