@@ -27,7 +27,7 @@ import numpy as np
 import pyarrow as pa
 
 from python_udfs import arrow
-from python_udfs.similarity import span_dots, unit_rows
+from python_udfs.similarity import unit_rows
 
 KINDS = ("database", "table", "example", "column")
 """The document kinds the shortlist reads, in code order."""
@@ -178,7 +178,7 @@ def nearest(index: DocumentIndex, vector: Sequence[float] | np.ndarray, stage: i
     norm = float(np.linalg.norm(q))
     if norm:  # slices, not a fancy-indexed copy of the vectors
         qn = q / norm
-        sims = span_dots(index.vectors, spans, qn)
+        sims = np.concatenate([np.dot(index.vectors[a:b], qn) for a, b in spans]) if spans else np.zeros(0, np.float32)
     else:
         sims = np.full(len(rows), np.nan, np.float32)
     sims = np.where(of_rows(index.zero), np.nan, sims).astype(np.float32)

@@ -7,10 +7,7 @@ DuckDB) and Snowflake has ``VECTOR_COSINE_SIMILARITY``; this pure version backs 
 
 from __future__ import annotations
 
-import os
-import threading
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pyarrow as pa
@@ -91,59 +88,3 @@ def unit_rows(vectors: pa.Array, order: np.ndarray | None = None) -> tuple[np.nd
     np.divide(matrix, np.where(zero, 1.0, norms)[:, None], out=matrix)
     return matrix, zero
 
-
-SPLIT_MIN_ROWS = 32_768
-"""A span of at least this many rows is multiplied in two halves at once (:func:`span_dots`)."""
-
-SPLIT_ALIGN = 4_096
-"""Where :func:`span_dots` may cut a span: a multiple of this many rows from its first row."""
-
-_pool: tuple[int, ThreadPoolExecutor] | None = None  # (the pid it was made in, the pool)
-_pool_lock = threading.Lock()
-
-
-def _worker() -> ThreadPoolExecutor | None:
-    """The process's one product thread, or None on a single core (made on first use; again in a
-    forked child, which inherits the pool but not its thread)."""
-    global _pool
-    if len(os.sched_getaffinity(0)) < 2:
-        return None
-    with _pool_lock:
-        if _pool is None or _pool[0] != os.getpid():
-            _pool = (os.getpid(), ThreadPoolExecutor(max_workers=1, thread_name_prefix="dbrouter-dot"))
-        return _pool[1]
-
-
-def span_dots(matrix: np.ndarray, spans: Sequence[tuple[int, int]], q: np.ndarray) -> np.ndarray:
-    """The products ``matrix[a:b] @ q`` of each span, concatenated.
-
-    A question's product over a whole stage (113,580 rows x 384 floats at 10,000 synthetic
-    databases, 174 MB) is bound by one core's memory bandwidth: 13.6 ms on one BLAS thread, the
-    limit :func:`python_udfs.blas.one_blas_thread` keeps because OpenBLAS's own threads spin.
-    A span of at least :data:`SPLIT_MIN_ROWS` rows is cut in two, its second half multiplied on a
-    worker thread (numpy releases the GIL) while this one multiplies the first: ~7 ms. The cut
-    lies a multiple of :data:`SPLIT_ALIGN` rows from the span's start, so every row is multiplied
-    by the kernel's same block of rows as in one call: the values are those of ``matrix[a:b] @ q``
-    bit for bit (OpenBLAS's gemv blocks 4 rows here; an arbitrary cut changes the last bits of
-    some rows, and so does OpenBLAS's own threading).
-
-    Args:
-        matrix: (rows, dim) float32.
-        spans: (first row, end row) pairs.
-        q: (dim,) float32.
-
-    Returns:
-        float32 products, the spans' in order.
-    """
-    pieces, later = [], []
-    pool = _worker() if any(b - a >= SPLIT_MIN_ROWS for a, b in spans) else None
-    for a, b in spans:
-        cut = a + (b - a) // 2 // SPLIT_ALIGN * SPLIT_ALIGN
-        if pool is not None and b - a >= SPLIT_MIN_ROWS and a < cut:
-            later.append((len(pieces) + 1, pool.submit(np.dot, matrix[cut:b], q)))
-            pieces += [np.dot(matrix[a:cut], q), None]
-        else:
-            pieces.append(np.dot(matrix[a:b], q))
-    for i, future in later:
-        pieces[i] = future.result()
-    return np.concatenate(pieces) if pieces else np.zeros(0, np.float32)

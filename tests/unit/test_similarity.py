@@ -47,32 +47,3 @@ def test_unit_rows_are_the_whole_matrix_computation_bit_for_bit(ordered, monkeyp
     assert int(zero.sum()) == 2
     assert np.array_equal(unit_rows(array[:0])[0], np.zeros((0, 16), np.float32))
 
-
-@pytest.mark.parametrize("spans", [[(0, 40_000)], [(3, 33_000), (33_000, 33_007), (35_000, 80_001)], [(5, 9)], []])
-def test_span_dots_are_each_spans_product_bit_for_bit(spans, monkeypatch):
-    from python_udfs.blas import one_blas_thread
-
-    rng = np.random.default_rng(7)
-    matrix = rng.normal(size=(80_001, 24)).astype(np.float32)
-    q = rng.normal(size=24).astype(np.float32)
-    submitted = []
-    pool = similarity._worker()
-    if pool is not None:  # one core: nothing to split
-        monkeypatch.setattr(pool, "submit", lambda *a, _real=pool.submit: submitted.append(a) or _real(*a))
-    with one_blas_thread():
-        expected = [np.dot(matrix[a:b], q) for a, b in spans]
-        got = similarity.span_dots(matrix, spans, q)
-    assert got.dtype == np.float32
-    assert np.array_equal(got, np.concatenate(expected) if expected else np.zeros(0, np.float32))
-    big = sum(1 for a, b in spans if b - a >= similarity.SPLIT_MIN_ROWS)
-    assert len(submitted) == (big if pool is not None else 0)  # the big spans' halves went to the worker
-
-
-def test_span_dots_worker_is_made_again_in_a_forked_child(monkeypatch):
-    import os
-
-    pool = similarity._worker()
-    if pool is None:
-        pytest.skip("one core: no worker")
-    monkeypatch.setattr(os, "getpid", lambda: -1)
-    assert similarity._worker() is not pool
