@@ -204,3 +204,30 @@ def test_eval_build_counts_what_each_build_embedded(tmp_path):
 def test_route_echoes_terminal_escapes_as_text(built_kb):
     proc = run_cli("route", "--warehouse", str(built_kb["warehouse"]), "--k", "1", "\x1b[2J\x1b[31msingers\x07")
     assert "Q: \\x1b[2J\\x1b[31msingers\\x07" in proc.stdout and "\x1b" not in proc.stdout
+
+
+def test_command_groups_are_what_each_group_registers():
+    import argparse
+
+    from dbrouter.cli.main import COMMAND_GROUPS, parser
+
+    def commands(p: argparse.ArgumentParser) -> list[str]:
+        return list(next(a for a in p._actions if isinstance(a, argparse._SubParsersAction)).choices)
+
+    for group, names in COMMAND_GROUPS.items():
+        assert commands(parser([group])) == list(names), group
+    assert commands(parser()) == [n for names in COMMAND_GROUPS.values() for n in names]
+
+
+def test_a_command_line_builds_its_group_alone():
+    import subprocess
+    import sys
+
+    code = ("import sys\nfrom dbrouter.cli.main import main\ntry:\n    main(['route', '--help'])\n"
+            "except SystemExit:\n    pass\nprint(sorted(m for m in sys.modules if m.startswith('dbrouter.cli.')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert "usage: dbrouter route" in out and "--no-llm" in out
+    loaded = out.strip().splitlines()[-1]
+    assert "dbrouter.cli.route" in loaded and "dbrouter.cli.eval" not in loaded and "dbrouter.cli.kb" not in loaded
+    unknown = subprocess.run([sys.executable, "-m", "dbrouter.cli.main", "rout"], capture_output=True, text=True)
+    assert unknown.returncode == 2 and "invalid choice: 'rout'" in unknown.stderr and "'eval'" in unknown.stderr
