@@ -135,7 +135,7 @@ def build_index(table: pa.Table) -> DocumentIndex:
     # a (stage, database, kind) group's rows are contiguous, and a stage's span or a database's
     # stage-2 span holds whole groups: a row's position in its group is the same in any of them
     group = (stages.astype(np.int64) * len(names) + db) * len(KINDS) + kind
-    first = np.r_[0, np.flatnonzero(group[1:] != group[:-1]) + 1] if n else np.zeros(0, np.int64)
+    first = _run_starts(group)
     within = np.arange(n) - np.repeat(first, np.diff(np.r_[first, n]))
     return DocumentIndex(matrix, zero, db, kind, arrow.strings(names), arrow.strings(label_list), stage_rows,
                          db_rows, number, group, within)
@@ -188,17 +188,23 @@ def nearest(index: DocumentIndex, vector: Sequence[float] | np.ndarray, stage: i
     # within a group, and the stable sort keeps it for equal similarities. The sort moves rows
     # within their groups only, so the sorted rows keep the groups' layout: the n-th sorted row
     # of a group sits where the group's n-th row was, with the same kind.
-    key = of_rows(index.group) * 4.0 + np.where(np.isnan(sims), -1.0, 1.0 - sims.astype(np.float64))
+    groups = of_rows(index.group)
+    key = groups * 4.0 + np.where(np.isnan(sims), -1.0, 1.0 - sims.astype(np.float64))
     order = np.argsort(key, kind="stable")
-    limit = np.array([1, n_top, n_votes, n_top], np.int64)[of_rows(index.kind)]
+    kinds = of_rows(index.kind)
+    limit = np.array([1, n_top, n_votes, n_top], np.int64)[kinds]
     picked = order[of_rows(index.within) < limit]
-    keep, kept_sims, agg, no_agg = _one_row_for_the_means(rows[picked], sims[picked], of_rows(index.kind)[picked],
-                                                          of_rows(index.group)[picked])
+    keep, kept_sims, agg, no_agg = _one_row_for_the_means(rows[picked], sims[picked], kinds[picked], groups[picked])
     return pa.StructArray.from_arrays(
         [arrow.dictionary(index.db[keep], index.db_names), arrow.dictionary(index.kind[keep], _KIND_NAMES),
          arrow.take_strings(index.labels, keep), arrow.numeric(kept_sims, pa.float32()),
          arrow.numeric(agg, pa.float64(), null=no_agg)],
         fields=list(HIT_TYPE))
+
+
+def _run_starts(values: np.ndarray) -> np.ndarray:
+    """Where each run of equal values starts (positions; none for no values)."""
+    return np.r_[0, np.flatnonzero(values[1:] != values[:-1]) + 1] if len(values) else np.zeros(0, np.int64)
 
 
 _MEAN_KINDS = np.array([k in ("table", "column") for k in KINDS])
@@ -222,7 +228,7 @@ def _one_row_for_the_means(rows: np.ndarray, sims: np.ndarray, kinds: np.ndarray
     """
     if not len(rows):
         return rows, sims, np.zeros(0), np.zeros(0, bool)
-    first = np.r_[0, np.flatnonzero(groups[1:] != groups[:-1]) + 1]
+    first = _run_starts(groups)
     sizes = np.diff(np.r_[first, len(rows)])
     # a sequential float64 sum, best first, as DuckDB's avg over max(sim, n) adds (numpy's own
     # sum of 8 or more values adds pairwise)

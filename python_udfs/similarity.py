@@ -87,4 +87,3 @@ def unit_rows(vectors: pa.Array, order: np.ndarray | None = None) -> tuple[np.nd
     zero = norms == 0
     np.divide(matrix, np.where(zero, 1.0, norms)[:, None], out=matrix)
     return matrix, zero
-

@@ -46,4 +46,3 @@ def test_unit_rows_are_the_whole_matrix_computation_bit_for_bit(ordered, monkeyp
     assert np.array_equal(matrix, expected) and zero.tolist() == (norms == 0).tolist()
     assert int(zero.sum()) == 2
     assert np.array_equal(unit_rows(array[:0])[0], np.zeros((0, 16), np.float32))
-
