@@ -145,7 +145,7 @@ def latency(con: Connection, questions: list[str], n: int = 200, seed: int = 0,
 
 def held_latency(con: Connection, questions: list[str], n: int = 200, seed: int = 0) -> tuple[float, float, int, int]:
     """Warm p50/p95 of :func:`dbrouter.route` (k=5) on one connection, which holds the routing query
-    from its second question on (:mod:`dbrouter.routing.held`), and whether the held answers are the
+    from its second question on (:mod:`dbrouter.kb.held`), and whether the held answers are the
     planned query's.
 
     Args:
@@ -157,9 +157,9 @@ def held_latency(con: Connection, questions: list[str], n: int = 200, seed: int 
     Returns:
         (p50 ms, p95 ms, sampled questions whose held JSON equals ``route_query_json_udf``'s, questions
         held): the last is 0 when this connection is not held (a KB above
-        :data:`dbrouter.routing.held.MAX_HELD_ROWS`).
+        :data:`dbrouter.kb.held.MAX_HELD_ROWS`).
     """
-    from dbrouter.routing.held import held_route_json
+    from dbrouter.kb.held import held_route_json
     from dbrouter.routing.route import route
 
     p50, p95 = timed(lambda q: route(con, q, k=5), questions, n, seed)

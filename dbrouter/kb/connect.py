@@ -8,6 +8,7 @@ from dbrouter import settings
 from dbrouter.connection import Connection, record_route_path
 from dbrouter.errors import EmbedderMismatch, WarehouseError
 from dbrouter.kb import ROUTE_PATHS
+from dbrouter.kb.held_sql import held_ddl
 from python_udfs.plugin import register_udfs
 
 
@@ -21,7 +22,10 @@ def connect(path: str | Path, read_only: bool = True, embedder: str | None = Non
 
     The plain-named entry points (``route_query``, ``retrieve_examples``, ...) stored in the file
     are the pure-SQL path, which any DuckDB client can call; this connection gets ``route_path``'s
-    (see :func:`use_route_path`). ``route_query_udf`` / ``route_query_sql`` & co. name a path
+    (see :func:`use_route_path`). On a read-only connection of the UDF path, ``route_query`` and
+    ``route_query_json`` are answered through the routing query held for the connection from its
+    second question on (:mod:`dbrouter.kb.held_sql`): the same answers without planning the query
+    again. ``route_query_udf`` / ``route_query_sql`` & co. name a path
     explicitly on any connection, and dbrouter's own functions (:func:`dbrouter.route`, the
     retrieval functions, ...) call those (:func:`dbrouter.connection.entry`), so they need no
     plain names.
@@ -79,6 +83,8 @@ def connect(path: str | Path, read_only: bool = True, embedder: str | None = Non
         if ddl:
             record_route_path(con, route_path)
         if ddl and plain_names:  # after the UDFs: the path's macros name them
+            if read_only and route_path == "udf":  # route_query answered through the held plan
+                ddl = held_ddl(con, ddl)
             con.execute(ddl)
     except BaseException:
         con.close()

@@ -9,8 +9,8 @@ from typing import Any
 from dbrouter.connection import Connection, entry
 from dbrouter.errors import NoDatabase
 from dbrouter.feedback.log import LogEntry
+from dbrouter.kb.held import ENTRY, held_route_json
 from dbrouter.routing.evidence import RouteEvidence
-from dbrouter.routing.held import ENTRY, held_route_json
 from dbrouter.routing.mapping import MappingReport, embedding_mappings, map_phrases_llm
 
 

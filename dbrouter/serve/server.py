@@ -54,7 +54,7 @@ from dbrouter.connection import record_route_path
 from dbrouter.errors import ServeError
 from dbrouter.feedback.log import ClientBudget
 from dbrouter.kb.connect import connect, route_path_ddl
-from dbrouter.routing.held import held_statement, interrupt
+from dbrouter.kb.held import held_statement, interrupt
 from dbrouter.serve import (
     AUTH_FAILURE_DELAY,
     AUTH_FAILURES,
@@ -330,7 +330,7 @@ class KnowledgeBase:
                     session.calls = calls
             except StatementRefused as exc:
                 raise QueryRefused(str(exc), exc.sqlstate) from None
-            # a held call runs on a cursor of cur's own (dbrouter.routing.held): the timer stops that too
+            # a held call runs on a cursor of cur's own (dbrouter.kb.held): the timer stops that too
             timer = threading.Timer(self.timeout, interrupt, (cur,))
             timer.start()
             try:
@@ -370,7 +370,7 @@ class KnowledgeBase:
         gen = self._enter()
         try:
             cur = gen.con if shared else gen.con.cursor()
-            # the held routing query runs on cursors of cur's own (dbrouter.routing.held): stop those too
+            # the held routing query runs on cursors of cur's own (dbrouter.kb.held): stop those too
             timer = threading.Timer(self.timeout, interrupt, (cur,))
             try:
                 if gen.path_ddl and not shared:
@@ -431,7 +431,7 @@ def _held_call(cur: Any, gen: _Generation, sql: str, params, calls: Calls) -> tu
     """The held cursor and statement answering a session's plain routing call, or None.
 
     Such a call is what most SQL clients send; answered by the routing query held on the session
-    (:func:`dbrouter.routing.held.held_statement`, copies shared by the generation's sessions) it
+    (:func:`dbrouter.kb.held.held_statement`, copies shared by the generation's sessions) it
     is not planned again. Anything else (an alias, another argument, a second call, the pure-SQL
     path's names) runs as written. The question is the one DuckDB's parse of the statement read
     (``calls``, from :func:`~dbrouter.serve.statement.check_statement`).

@@ -27,8 +27,9 @@ from buenavista.core import BVType, Session, SimpleQueryResult
 
 from dbrouter.errors import USER_ERRORS, QueryRefused
 from dbrouter.feedback.log import append, from_sql_call
+from dbrouter.kb.held import QUESTION_UDF
+from dbrouter.kb.held_sql import SQL_UDF
 from dbrouter.query.guard import UnsafeSQL, check_read_only
-from dbrouter.routing.held import QUESTION_UDF
 from dbrouter.serve import MAX_CURSORS, MAX_RESULT_BYTES
 from dbrouter.serve.catalog import SERVER_VERSION, SETTINGS, rewrite
 from dbrouter.serve.statement import Calls
@@ -131,12 +132,13 @@ def _checked(sql: str) -> str:
 
 
 INTERNAL_UDFS = frozenset({n for n in UDF_NAMES if n not in ("embed", "embed_phrase", "dbrouter_cosine",
-                                                              "dbrouter_embedder")} | {QUESTION_UDF})
+                                                              "dbrouter_embedder")} | {QUESTION_UDF, SQL_UDF})
 """The Python UDFs a client may not call directly: plumbing of the routing macros, which call them on
 one question; over a table's rows each holds the server's GIL row after row (route_query's p50 went
 from 0.14 s to 2.7 s beside one such query). ``embed``/``embed_phrase`` stay, bounded per call.
 The held routing statement's question (``dbrouter_held_question``) is another session's question:
-never a client's to read."""
+never a client's to read; ``dbrouter_held_sql`` answers for an in-process connection's scope, which a
+server never registers (it opens its KB without the plain names), refused all the same."""
 
 
 class KBSession(Session):

@@ -1,4 +1,4 @@
-"""The routing query held per connection (dbrouter/routing/held.py) answers exactly as the query
+"""The routing query held per connection (dbrouter/kb/held.py) answers exactly as the query
 planned for each question, under every access scope, and is in fact not planned again."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import pytest
 
 import dbrouter
 from dbrouter.access import scope_ddl
-from dbrouter.routing import held
-from dbrouter.routing.held import held_route_json
+from dbrouter.kb import held
+from dbrouter.kb.held import held_route_json
 from dbrouter.routing.route import route
 
 QUESTIONS = ["How many singers do we have?", "Show the name and country of every singer older than 40",

@@ -280,7 +280,7 @@ def _body(con, name: str) -> str:
 def test_the_routes_read_from_postings_are_the_scans(kb_con, postings_kb):
     """The UDF path reading its lexical tables through dbrouter_term_postings answers exactly as the
     scans do (the demo's default: its tables are small), planned and held."""
-    from dbrouter.routing import held
+    from dbrouter.kb import held
 
     assert "dbrouter_term_postings" not in _body(kb_con, "route_query_ranked_udf")  # below the bound: scanned
     con = connect(postings_kb, embedder="hash")

@@ -113,7 +113,7 @@ def held_route_json(con: Any, question: str | None, k: int) -> str | None:
         connection, one that can write, its first routing call, or a question that is not a str
         without NUL characters. The caller then routes as before.
     """
-    found = _held(con, ENTRY, question, k)
+    found = _held(con, ENTRY, question, k, con)  # copies kept as con's: its plain SQL names share them
     if found is None or not isinstance(question, str):  # the second: _held takes nothing else
         return None
     scoped, name = found
