@@ -143,6 +143,41 @@ def latency(con: Connection, questions: list[str], n: int = 200, seed: int = 0,
     return timed(lambda q: con.execute(f"select {function}(?)", [q]).fetchall(), questions, n, seed)
 
 
+@dataclass(frozen=True)
+class PlainLatency:
+    """The plain ``select route_query(?)`` of a :func:`dbrouter.connect` connection (held from its
+    second question, :mod:`dbrouter.kb.held_sql`) against ``route_query_udf``, planned every time."""
+
+    p50_ms: float
+    p95_ms: float
+    planned_p50_ms: float
+    planned_p95_ms: float
+    same: int  # sampled questions whose plain answer equals the planned one
+    compared: int
+
+
+def plain_latency(con: Connection, questions: list[str], n: int = 200, seed: int = 0) -> PlainLatency:
+    """Warm p50/p95 of ``select route_query(?)`` and of ``select route_query_udf(?)`` on one sample.
+
+    Args:
+        con: connection from :func:`dbrouter.connect` (UDF path, read-only: its plain names held).
+        questions: question texts to sample from.
+        n: how many to time (after 5 warm-up calls), the same sample as :func:`latency`'s.
+        seed: sampling seed.
+
+    Returns:
+        Both latencies and how many of the sampled questions got the same answer from both.
+    """
+    plain: dict[str, object] = {}
+    planned: dict[str, object] = {}
+    p50, p95 = timed(lambda q: plain.__setitem__(q, con.execute("select route_query(?)", [q]).fetchall()),
+                     questions, n, seed)
+    planned_p50, planned_p95 = timed(
+        lambda q: planned.__setitem__(q, con.execute("select route_query_udf(?)", [q]).fetchall()), questions, n, seed)
+    same = sum(1 for q, got in plain.items() if planned.get(q) == got)
+    return PlainLatency(p50, p95, planned_p50, planned_p95, same, len(plain))
+
+
 def held_latency(con: Connection, questions: list[str], n: int = 200, seed: int = 0) -> tuple[float, float, int, int]:
     """Warm p50/p95 of :func:`dbrouter.route` (k=5) on one connection, which holds the routing query
     from its second question on (:mod:`dbrouter.kb.held`), and whether the held answers are the

@@ -138,6 +138,9 @@ def test_the_scale_report_says_whether_the_route_was_held():
     unheld = scale_report({**r, "held_same": 0, "held_compared": 0}, "c").markdown
     assert "4.0 / 6.0 (not held: above MAX_HELD_ROWS, planned per call)" in unheld
     assert "| not measured |" in scale_report({k: v for k, v in r.items() if not k.startswith("held")}, "c").markdown
+    plain = {**r, "planned_p50_ms": 15.0, "planned_p95_ms": 19.0, "plain_same": 39, "plain_compared": 40}
+    assert ("| 9.0 / 12.0 (planned `route_query_udf`: 15.0 / 19.0; 39/40 answers as planned) | 4.0 / 6.0"
+            in scale_report(plain, "c").markdown)
 
 
 def test_the_held_route_line_says_what_was_measured_and_compared():
@@ -153,3 +156,6 @@ def test_the_held_route_line_says_what_was_measured_and_compared():
     assert route_report(held, "cmd").data["held_same"] == 199
     big = replace(m, held_p50_ms=300.0, held_p95_ms=400.0)
     assert "planned per question" in held_line(big)
+    plain = replace(held, planned_p50_ms=80.5, planned_p95_ms=99.0, plain_same=200, plain_compared=200)
+    assert "planned for every question, p50 80.5 / p95 99.0 ms" in held_line(plain) and "200 of 200" in held_line(plain)
+    assert route_report(plain, "cmd").data["planned_p50_ms"] == 80.5
