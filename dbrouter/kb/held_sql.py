@@ -19,8 +19,9 @@ boundary. ``dbrouter serve`` and ``dbrouter mcp``, where it is one, never get th
 open their connections without the plain names.
 
 What stays planned: a writable connection (the tables can change under the copies), the pure-SQL
-path, a path's own names (``route_query_udf``), the other entry points, and a knowledge base whose
-plain-name macros are not the ones this module rewrites (:data:`REWRITES`).
+path, a path's own names (``route_query_udf``), the other entry points, a knowledge base whose
+plain-name macros are not the ones this module rewrites (:data:`REWRITES`), and one built by dbrouter
+as a dbt package (its tables in another schema, which :mod:`dbrouter.kb.held` does not hold).
 """
 
 from __future__ import annotations
@@ -75,9 +76,16 @@ def held_ddl(con: Any, ddl: str) -> str:
 
     Returns:
         The statements to run on ``con``: ``ddl`` unchanged when it does not hold both bodies of
-        :data:`REWRITES` (a knowledge base built by another dbrouter: planned as before).
+        :data:`REWRITES` (a knowledge base built by another dbrouter) or the KB's tables are not in
+        the main schema (dbrouter as a dbt package: ``main_dbrouter``): planned as before.
     """
+    import duckdb
+
     if not all(body in ddl for body in REWRITES):
+        return ddl
+    try:  # a dbt package's KB (another schema) is never held (held._usable): keep the planned macros
+        con.execute("select 1 from main.kb_databases limit 0").fetchall()
+    except duckdb.CatalogException:
         return ddl
     key = f"sql-{next(_KEYS)}"
     with _LOCK:

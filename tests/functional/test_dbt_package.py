@@ -13,6 +13,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
+import dbrouter
 from tests.conftest import ROOT, copy_demo, run_cli
 
 DBT = str(Path(sys.executable).parent / "dbt")
@@ -113,3 +114,14 @@ def test_package_in_a_consuming_project(tmp_path):
     # the CLI reads a KB built by the package too (its tables in main_dbrouter); before: "table missing, rebuild"
     proc = run_cli("route", "--warehouse", str(warehouse), "--no-llm", "Which orchestra has the most performances?")
     assert "1. orchestra" in proc.stdout, proc.stdout + proc.stderr
+    # and dbrouter.connect(): its plain route_query, planned (a KB outside main is not held)
+    con = dbrouter.connect(warehouse, embedder="hash")
+    try:
+        for _ in range(2):
+            got = con.execute("select route_query(?)", ["Which orchestra has the most performances?"]).fetchall()
+            assert got == [("orchestra",)]
+        assert con.execute(
+            "select macro_definition from duckdb_functions() where function_name = 'route_query' "
+            "and database_name = 'temp'").fetchall()[0][0] == "route_query_udf(question)"
+    finally:
+        con.close()
