@@ -143,6 +143,8 @@ def test_eval_route_on_a_small_benchmark(route_eval):
     assert {"r1", "r2", "r3", "map", "n", "shortlist_recall", "p50_ms", "p95_ms"} <= set(out)
     assert out["n"] == 6 and out["r1"] == 1.0  # in-domain: every test question is also a train example
     assert out["shortlist_recall"] == 1.0 and out["errors"] == {}
+    # the plain route_query (held) timed beside route_query_udf (planned), every answer the same
+    assert out["plain_compared"] == 6 and out["plain_same"] == 6 and out["planned_p50_ms"] > 0
     text = md.read_text()
     assert "eval route: mini-route, in-domain" in text and "shortlist alone" in text and "after re-rank" in text
 
@@ -155,7 +157,7 @@ def test_eval_route_sql_path_is_recorded_beside_the_udf_path(route_eval, tmp_pat
     proc = run_cli("eval", "route", "--benchmark", str(route_eval["bench"]), "--setting", "in-domain", "--json",
                    "--path", "sql", "--workdir", str(route_eval["base"] / "work"), "--write", str(md))
     out = json.loads(proc.stdout.strip().splitlines()[-1])
-    assert out["path"] == "sql" and out["n"] == 6
+    assert out["path"] == "sql" and out["n"] == 6 and out["planned_p50_ms"] is None
     assert out["r1"] >= 5 / 6  # in-domain: every test question is also a train example
     text = md.read_text()
     assert "<!-- dbrouter:eval route mini-route in-domain -->" in text
