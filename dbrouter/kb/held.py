@@ -270,7 +270,7 @@ class _Scoped:
         ``k`` as a parameter turns the macro's ``limit`` into a join on it (2x the operators' CPU),
         so it is a constant of its own statement.
         """
-        name = f"dbrouter_{entry}" + ("" if k is None else f"_{k}")
+        name = f"dbrouter_{entry}" + ("" if k is None else f"_{k}" if k >= 0 else f"_m{-k}")  # an identifier
         if name not in self.ks:
             if len(self.ks) >= MAX_KS:  # a caller asking for ever new k: start over, bounded
                 for old in self.ks:

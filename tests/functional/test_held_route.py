@@ -35,7 +35,7 @@ def con(built_kb):
 
 def test_the_held_route_answers_exactly_as_the_planned_query(con):
     assert held_route_json(con, QUESTIONS[0], 3) is None  # the first question: nothing held yet
-    for k in (1, 3, 10):
+    for k in (1, 3, 10, 0, -2):  # k below 1 answers as 1, as the planned query does
         for q in QUESTIONS:
             got = held_route_json(con, q, k)
             assert got is not None, q
@@ -43,7 +43,7 @@ def test_the_held_route_answers_exactly_as_the_planned_query(con):
     holder = held._HOLDERS[con]
     assert set(holder.tables) >= {"kb_databases", "kb_table_terms", "kb_walk_edges"}
     assert "embedding" not in holder.tables.get("kb_document_embeddings").column_names  # vectors stay in the file
-    assert sorted(holder.scopes[None].ks) == [f"dbrouter_route_query_json_udf_{k}" for k in (1, 10, 3)]
+    assert sorted(holder.scopes[None].ks) == [f"dbrouter_route_query_json_udf_{k}" for k in (0, 1, 10, 3, "m2")]
 
 
 def test_route_reads_the_held_plan_and_gets_the_same_result(con):
