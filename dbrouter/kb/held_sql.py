@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import math
 import threading
 import weakref
 from dataclasses import dataclass, field
@@ -101,16 +102,16 @@ def _register(con: Any) -> None:
     """:data:`SQL_UDF` on ``con``'s database, once (a Python UDF is the database's, not a cursor's)."""
     import duckdb
 
-    varchar, bigint = duckdb.sqltype("VARCHAR"), duckdb.sqltype("BIGINT")
-    try:
-        con.create_function(SQL_UDF, _answer, [varchar, varchar, varchar, bigint, varchar], varchar,
+    varchar, double = duckdb.sqltype("VARCHAR"), duckdb.sqltype("DOUBLE")
+    try:  # k a DOUBLE: the macro compares ranks with it as given (2.6 keeps two rows), never rounded
+        con.create_function(SQL_UDF, _answer, [varchar, varchar, varchar, double, varchar], varchar,
                             null_handling="special", side_effects=True)
     except (duckdb.CatalogException, duckdb.NotImplementedException) as exc:  # registered before
         if "already" not in str(exc):
             raise
 
 
-def _answer(key: str | None, entry: str | None, question: str | None, k: int | None,
+def _answer(key: str | None, entry: str | None, question: str | None, k: float | None,
             scope: str | None) -> str | None:
     """:data:`SQL_UDF`'s body: one row's answer (see the module's docstring).
 
@@ -118,7 +119,9 @@ def _answer(key: str | None, entry: str | None, question: str | None, k: int | N
         key: the connection's key (:func:`held_ddl`).
         entry: ``route_query_udf`` or ``route_query_json_udf``.
         question: the question, as the caller's statement gave it.
-        k: the number of candidates (``route_query_json_udf``), None for ``route_query_udf``.
+        k: the number of candidates (``route_query_json_udf``; NULL, NaN, infinite or beyond 2**31:
+            planned), None
+            for ``route_query_udf``.
         scope: the caller's scope variable as JSON, None when it is not set.
 
     Returns:
@@ -135,7 +138,11 @@ def _answer(key: str | None, entry: str | None, question: str | None, k: int | N
     takes_k = HELD[entry]
     with hold.lock:  # one answer at a time on the cursor: its scope and question are this row's
         _set_scope(hold, scope)
-        found = held_statement(hold.base, entry, question, k if takes_k else None, hold.owner())
+        held_k = None
+        if takes_k and k is not None and math.isfinite(k) and abs(k) < 2**31:  # else planned
+            held_k = math.floor(k)  # a held statement's k is a whole number: rank <= 2.6 keeps rank <= 2's
+        found = (held_statement(hold.base, entry, question, held_k, hold.owner())
+                 if held_k is not None or not takes_k else None)
         if found is not None:
             cursor, statement = found
             return cursor.execute(statement).fetchall()[0][0]

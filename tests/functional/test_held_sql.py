@@ -51,12 +51,16 @@ def test_plain_names_answer_as_the_planned_udf_path_and_are_held(con):
         for k in (1, 5):
             got = con.execute("select route_query(?), route_query_json(?, ?)", [q, q, k]).fetchall()
             assert got == _planned(con, "select route_query_udf(?), route_query_json_udf(?, ?)", [q, q, k]), (q, k)
+    for k in (2.6, 0.5, -3, None, 1e300, float("nan")):  # k as the macro compares it, never rounded
+        assert con.execute("select route_query_json(?, ?)", [QUESTIONS[0], k]).fetchall() == \
+            _planned(con, "select route_query_json_udf(?, ?)", [QUESTIONS[0], k]), k
     assert con.execute("select route_query_json(?)", [QUESTIONS[0]]).fetchall() == \
         _planned(con, "select route_query_json_udf(?)", [QUESTIONS[0]])  # the KB's default k
     holder = held._HOLDERS[_hold(con).base]
     assert holder.calls > 1  # answered on the hold's cursor, held from its second call
     assert holder.scopes[None].ks == {"dbrouter_route_query_json_udf_1", "dbrouter_route_query_json_udf_5",
-                                      "dbrouter_route_query_udf"}
+                                      "dbrouter_route_query_json_udf_2", "dbrouter_route_query_json_udf_0",
+                                      "dbrouter_route_query_json_udf_m3", "dbrouter_route_query_udf"}
 
 
 def test_dbrouter_route_and_the_plain_names_share_one_set_of_copies(con):
