@@ -293,7 +293,7 @@ def _prepare(con: Any, holder: _Holder, allowed: Any, share: Any = None) -> _Sco
                 holder.tables = _COPIES[share] = _copy(con, holder.columns)
     if holder.tables is None:
         holder.tables = _copy(con, holder.columns)
-    _register_question(con)
+    register_once(con, QUESTION_UDF, _question, ["VARCHAR"], "VARCHAR")
     cursor = con.cursor()
     try:
         for name, table in holder.tables.items():
@@ -305,13 +305,23 @@ def _prepare(con: Any, holder: _Holder, allowed: Any, share: Any = None) -> _Sco
     return _Scoped(cursor)
 
 
-def _register_question(con: Any) -> None:
-    """:data:`QUESTION_UDF` on ``con``'s database, once (a Python UDF is the database's, not a cursor's)."""
+def register_once(con: Any, name: str, function: Any, params: list[str], returns: str, **options: Any) -> None:
+    """A Python UDF with side effects on ``con``'s database, unless it has one by that name: a Python
+    UDF is the database's, not a cursor's, and every connection of a process to one file shares it.
+
+    Args:
+        con: a DuckDB connection or cursor.
+        name: the function's SQL name.
+        function: its body.
+        params: its parameters' DuckDB type names.
+        returns: its return type's name.
+        **options: more ``create_function`` options (``null_handling``).
+    """
     import duckdb
 
     try:
-        con.create_function(QUESTION_UDF, _question, [duckdb.sqltype("VARCHAR")], duckdb.sqltype("VARCHAR"),
-                            side_effects=True)
+        con.create_function(name, function, [duckdb.sqltype(p) for p in params], duckdb.sqltype(returns),
+                            side_effects=True, **options)
     except (duckdb.CatalogException, duckdb.NotImplementedException) as exc:  # registered before
         if "already" not in str(exc):
             raise

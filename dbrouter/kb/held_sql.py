@@ -36,7 +36,7 @@ from typing import Any
 
 from dbrouter.connection import SCOPE_VARIABLE
 from dbrouter.errors import WarehouseError
-from dbrouter.kb.held import HELD, held_statement
+from dbrouter.kb.held import HELD, held_statement, register_once
 
 SQL_UDF = "dbrouter_held_sql"
 """``dbrouter_held_sql(key, entry, question, k, scope)``: ``entry(question[, k])`` answered for the
@@ -90,25 +90,14 @@ def held_ddl(con: Any, ddl: str) -> str:
         return ddl
     key = f"sql-{next(_KEYS)}"
     with _LOCK:
-        _register(con)
+        # k a DOUBLE: the macro compares ranks with it as given (2.6 keeps two rows), never rounded
+        register_once(con, SQL_UDF, _answer, ["VARCHAR", "VARCHAR", "VARCHAR", "DOUBLE", "VARCHAR"], "VARCHAR",
+                      null_handling="special")
         _STATES[key] = _Hold(con.cursor(), weakref.ref(con))
     weakref.finalize(con, _STATES.pop, key, None)  # the cursor closes with the connection
     for body, args in REWRITES.items():
         ddl = ddl.replace(body, f"({SQL_UDF}('{key}', '{args}, {_SCOPE}))")
     return ddl
-
-
-def _register(con: Any) -> None:
-    """:data:`SQL_UDF` on ``con``'s database, once (a Python UDF is the database's, not a cursor's)."""
-    import duckdb
-
-    varchar, double = duckdb.sqltype("VARCHAR"), duckdb.sqltype("DOUBLE")
-    try:  # k a DOUBLE: the macro compares ranks with it as given (2.6 keeps two rows), never rounded
-        con.create_function(SQL_UDF, _answer, [varchar, varchar, varchar, double, varchar], varchar,
-                            null_handling="special", side_effects=True)
-    except (duckdb.CatalogException, duckdb.NotImplementedException) as exc:  # registered before
-        if "already" not in str(exc):
-            raise
 
 
 def _answer(key: str | None, entry: str | None, question: str | None, k: float | None,
