@@ -75,7 +75,7 @@ def connect(path: str | Path, read_only: bool = True, embedder: str | None = Non
         raise WarehouseError(f"cannot open {path} as a DuckDB warehouse: {exc}") from exc
     try:
         con.execute("SET enable_progress_bar=false")  # DuckDB draws one on the terminal for a query over 2 s
-        _find_kb_schema(con, path)
+        schema = _find_kb_schema(con, path)
         ddl = route_path_ddl(con, route_path)
         if ddl is None and not has_function(con, "route_query_ranked"):
             raise _no_route_functions(path)
@@ -83,7 +83,7 @@ def connect(path: str | Path, read_only: bool = True, embedder: str | None = Non
         if ddl:
             record_route_path(con, route_path)
         if ddl and plain_names:  # after the UDFs: the path's macros name them
-            if read_only and route_path == "udf":  # route_query answered through the held plan
+            if read_only and route_path == "udf" and schema == "main":  # route_query answered held
                 ddl = held_ddl(con, ddl)
             con.execute(ddl)
     except BaseException:
@@ -92,12 +92,15 @@ def connect(path: str | Path, read_only: bool = True, embedder: str | None = Non
     return con
 
 
-def _find_kb_schema(con: Connection, path: Path) -> None:
+def _find_kb_schema(con: Connection, path: Path) -> str:
     """Make the KB's tables readable by their plain names wherever the build put them.
 
     ``dbrouter build`` writes them to the default schema; dbrouter used as a dbt package in another
     project writes them to ``<target schema>_dbrouter`` (``main_dbrouter``), which then goes first
     on this connection's search path.
+
+    Returns:
+        The schema holding them (``main`` for ``dbrouter build``'s).
 
     Raises:
         WarehouseError: no schema holds the knowledge base's tables, or several do.
@@ -106,14 +109,14 @@ def _find_kb_schema(con: Connection, path: Path) -> None:
 
     try:  # the common case without scanning duckdb_tables() (~15 ms)
         con.execute("select 1 from main.kb_databases limit 0").fetchall()
-        return
+        return "main"
     except duckdb.CatalogException:
         pass
     schemas = [r[0] for r in con.execute("select distinct schema_name from duckdb_tables() "
                                          "where table_name = 'kb_databases' and database_name = current_database() "
                                          "order by 1").fetchall()]
     if "main" in schemas:
-        return
+        return "main"
     if not schemas and not has_function(con, "route_query_ranked"):
         raise _no_route_functions(path)
     if len(schemas) != 1:
@@ -121,6 +124,7 @@ def _find_kb_schema(con: Connection, path: Path) -> None:
         raise WarehouseError(f"{path} has route functions but {found}: point --warehouse at the file `dbrouter build` "
                              "or your dbt project wrote, or build it again")
     con.execute(f"SET search_path = '{schemas[0].replace(chr(39), chr(39) * 2)},main'")
+    return schemas[0]
 
 
 def use_route_path(con: Connection, route_path: str) -> None:

@@ -45,11 +45,12 @@ connection ``key`` names, under ``scope`` (the caller's scope variable as JSON).
 _SCOPE = f"to_json(getvariable('{SCOPE_VARIABLE}'))::varchar"
 
 REWRITES = {
-    "(route_query_udf(question))": "route_query_udf', question, null",
-    "(route_query_json_udf(question, k := k))": "route_query_json_udf', question, k",
+    "(route_query_udf(question))": ("route_query_udf", "null"),
+    "(route_query_json_udf(question, k := k))": ("route_query_json_udf", "k"),
 }
 """The bodies of the knowledge base's plain-name macros (``dbrouter_route_path_ddl('udf')``) this
-module answers, each with the arguments its call of :data:`SQL_UDF` passes after the key."""
+module answers, each with the entry point it answers for and the ``k`` its call of :data:`SQL_UDF`
+passes."""
 
 _STATES: dict[str, _Hold] = {}
 _KEYS = itertools.count()
@@ -72,21 +73,15 @@ def held_ddl(con: Any, ddl: str) -> str:
 
     Args:
         con: a read-only DuckDB connection to the warehouse with the UDFs registered (the caller
-            checks it is read-only and on the UDF path).
+            checks it is read-only, on the UDF path and its KB in the main schema: held.py holds
+            no other, so a dbt package's KB keeps its planned macros).
         ddl: the ``create or replace temp macro`` statements of ``dbrouter_route_path_ddl('udf')``.
 
     Returns:
         The statements to run on ``con``: ``ddl`` unchanged when it does not hold both bodies of
-        :data:`REWRITES` (a knowledge base built by another dbrouter) or the KB's tables are not in
-        the main schema (dbrouter as a dbt package: ``main_dbrouter``): planned as before.
+        :data:`REWRITES` (a knowledge base built by another dbrouter): planned as before.
     """
-    import duckdb
-
     if not all(body in ddl for body in REWRITES):
-        return ddl
-    try:  # a dbt package's KB (another schema) is never held (held._usable): keep the planned macros
-        con.execute("select 1 from main.kb_databases limit 0").fetchall()
-    except duckdb.CatalogException:
         return ddl
     key = f"sql-{next(_KEYS)}"
     with _LOCK:
@@ -95,8 +90,8 @@ def held_ddl(con: Any, ddl: str) -> str:
                       null_handling="special")
         _STATES[key] = _Hold(con.cursor(), weakref.ref(con))
     weakref.finalize(con, _STATES.pop, key, None)  # the cursor closes with the connection
-    for body, args in REWRITES.items():
-        ddl = ddl.replace(body, f"({SQL_UDF}('{key}', '{args}, {_SCOPE}))")
+    for body, (entry, k) in REWRITES.items():
+        ddl = ddl.replace(body, f"({SQL_UDF}('{key}', '{entry}', question, {k}, {_SCOPE}))")
     return ddl
 
 
@@ -130,8 +125,7 @@ def _answer(key: str | None, entry: str | None, question: str | None, k: float |
         held_k = None
         if takes_k and k is not None and math.isfinite(k) and abs(k) < 2**31:  # else planned
             held_k = math.floor(k)  # a held statement's k is a whole number: rank <= 2.6 keeps rank <= 2's
-        found = (held_statement(hold.base, entry, question, held_k, hold.owner())
-                 if held_k is not None or not takes_k else None)
+        found = held_statement(hold.base, entry, question, held_k, hold.owner())  # None: k not held
         if found is not None:
             cursor, statement = found
             return cursor.execute(statement).fetchall()[0][0]
