@@ -261,13 +261,14 @@ def eval_route(bench: Benchmark, setting: str, workdir: Path, embedder: str | No
         features = workdir / f"{setting}{'.sql' if path == 'sql' else ''}{'.values' if values else ''}.features.jsonl"
         routed_questions.save(ranks.routed, features)
         log(f"[{bench.name} / {setting}] candidates' signals written to {features}")
+        texts = [q.question for q in questions]
         held, plain = (None, None, 0, 0), None
         if path == "udf":  # what a user's SQL gets: the plain name, held from its second question
-            plain = plain_latency(con, [q.question for q in questions])
+            plain = plain_latency(con, texts)
             p50, p95 = plain.p50_ms, plain.p95_ms
-            held = held_latency(con, [q.question for q in questions])
+            held = held_latency(con, texts)
         else:
-            p50, p95 = latency(con, [q.question for q in questions], function="route_query_sql")
+            p50, p95 = latency(con, texts, function="route_query_sql")
         depth = default_shortlist_k(con)
     finally:
         con.close()
@@ -312,11 +313,12 @@ def held_line(m: RouteMetrics) -> str:
                  f"{m.planned_p95_ms} ms; the held answer equals the planned one for {m.plain_same} of "
                  f"{m.plain_compared} timed questions.\n\n")
     if not m.held_compared:
-        return plain + (f"`dbrouter.route()` (the CLI, MCP and Python): p50 {m.held_p50_ms} / p95 {m.held_p95_ms} ms; this KB is "
-                "above the size the routing query is held at, so it is planned per question as above.\n\n")
+        return plain + (f"`dbrouter.route()` (the CLI, MCP and Python): p50 {m.held_p50_ms} / p95 {m.held_p95_ms} ms; "
+                        "this KB is above the size the routing query is held at, so it is planned per question as "
+                        "above.\n\n")
     return plain + (f"`dbrouter.route()` (the CLI, MCP and Python; the routing query held, planned once per connection): "
-            f"p50 {m.held_p50_ms} / p95 {m.held_p95_ms} ms; the held answer equals the planned query's for "
-            f"{m.held_same} of {m.held_compared} timed questions.\n\n")
+                    f"p50 {m.held_p50_ms} / p95 {m.held_p95_ms} ms; the held answer equals the planned query's for "
+                    f"{m.held_same} of {m.held_compared} timed questions.\n\n")
 
 
 def route_report(m: RouteMetrics, command: str) -> Report:
