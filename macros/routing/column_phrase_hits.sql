@@ -20,18 +20,18 @@
     a 15,000-column dataset was similar to thousands of its columns, and the re-rank reads only
     the best mapping per phrase overall and per part (coverage, connectivity, chosen tables), so
     its ranking is the uncapped one; only the evidence's n_mappings counts fewer.
-    The candidates' phrases are cut out first, in a CTE of their own: joined in one step with the
-    model's one-row subquery and the spans, DuckDB at 6,000 synthetic databases (pure-SQL path)
-    joined every phrase of every database with every span on the model before the db_id join
-    (1.85M rows carrying vectors, 1.7 s of a 2.4 s question); at 3,000 and 10,000 it did not. -#}
+    The candidates' phrases are cut out first, in a CTE of their own (rows_of_databases): joined
+    in one step with the model's one-row subquery and the spans, DuckDB at 6,000 synthetic
+    databases (pure-SQL path) joined every phrase of every database with every span on the model
+    before the db_id join (1.85M rows carrying vectors, 1.7 s of a 2.4 s question); at 3,000 and
+    10,000 it did not. -#}
 {% macro default__column_phrase_hits(path, model) -%}
 {%- set per_span = dbrouter.get_var('dbrouter__phrase_columns_per_span') | int -%}
 with cand_phrases as {{ dbrouter.cte_materialized() }} (
     select c.db_id, c.table_name, c.column_name, c.component, c.declared_component, c.label_tokens,
         c.column_tokens, c.represents_table, c.value_tokens, c.embedding
-    from candidates as cand
-    join {{ dbrouter.kb_relation('kb_column_phrases') }} as c
-      on c.db_id = cand.db_id and c.phrase_model = {{ model }}
+    from ({{ dbrouter.rows_of_databases(dbrouter.kb_relation('kb_column_phrases'), 'select db_id from candidates',
+                                        'r.phrase_model = ' ~ model, by_row_id=(path == 'sql')) }}) as c
 )
 select db_id, span, word_idx, table_name, column_name, component, declared_component, is_exact, is_value, cos
 from (

@@ -20,16 +20,21 @@
   {{ return(adapter.dispatch('shortlist_document_hits', 'dbrouter')(stage, path, docs, model, dbs)) }}
 {%- endmacro %}
 
-{#- A scan of the documents, filtered on route_stage (one value: pushed into the scan). -#}
+{#- A scan of the documents, filtered on route_stage (one value: pushed into the scan); stage 2
+    reads the listed databases' rows (rows_of_databases: by rowid on the pure-SQL path). -#}
 {% macro default__shortlist_document_hits(stage, path, docs, model, dbs=none) -%}
 select d.db_id, d.doc_kind, d.doc_label, {{ dbrouter.cosine_similarity('d.embedding', 'q.v') }} as sim,
     cast(null as double) as agg
-from {{ docs }} as d
 {%- if stage == 2 %}
-join ({{ dbs }}) as s on s.db_id = d.db_id
-{%- endif %}
+from ({{ dbrouter.rows_of_databases(docs, dbs, 'r.embedding_model = ' ~ model ~ ' and r.route_stage = 2',
+                                    by_row_id=(path == 'sql')) }}) as d
+cross join q
+where q.v is not null
+{%- else %}
+from {{ docs }} as d
 cross join q
 where q.v is not null and d.embedding_model = {{ model }} and d.route_stage = {{ stage }}
+{%- endif %}
 {%- endmacro %}
 
 {#- DuckDB's UDF path (var dbrouter__vector_index): the documents' vectors are a numpy matrix in

@@ -420,6 +420,9 @@ SNOWFLAKE_STATEMENTS = {
                        '["y","x"]'),
     "flatten": ("select count(*) from (select {{ dbrouter.array_literal([\"'a'\", \"'b'\"]) }} as arr) as t, "
                 "{{ dbrouter.flatten('t.arr', 'f') }}", 2),
+    "rows_of_databases": ("select count(*) from ({{ dbrouter.rows_of_databases(\"(select 'a' as db_id, 1 as x "
+                          "union all select 'b', 2 union all select 'a', 3)\", \"select 'a' as db_id\", 'r.x > 1') }}) as t",
+                          1),
     "json_array_rows": ("select max(r.b) from {{ dbrouter.json_array_rows(\"'[{\\\"a\\\": \\\"x\\\", "
                         "\\\"b\\\": \\\"1\\\"}, {\\\"a\\\": \\\"y\\\"}]'\", ['a', 'b'], 'r') }}", "1"),
 }

@@ -1,0 +1,37 @@
+{#-
+  A SELECT of every column of `relation`'s rows whose db_id is one of `dbs`' and that satisfy
+  `where` (written over alias `r`): the rows of a KB table that belong to a few candidate databases.
+
+  Args:
+    relation: a KB table with a db_id column.
+    dbs: a SELECT of distinct db_id values (one column named db_id).
+    where: a condition over `r`, the relation's alias (default: every row).
+    by_row_id: DuckDB: fetch the rows by their rowid (below); only for a stored table, not for the
+      Arrow copies the UDF path's held statement reads (which have no rowid).
+-#}
+{% macro rows_of_databases(relation, dbs, where='true', by_row_id=false) -%}
+{%- if not relation or not dbs -%}
+  {{ exceptions.raise_compiler_error("rows_of_databases: adapter " ~ adapter.type() ~ ", arguments relation and dbs are required, got " ~ relation ~ ", " ~ dbs) }}
+{%- endif -%}
+  {{ return(adapter.dispatch('rows_of_databases', 'dbrouter')(relation, dbs, where, by_row_id)) }}
+{%- endmacro %}
+
+{#- A join on db_id: the engine prunes by its own means (Snowflake's micro-partitions). -#}
+{% macro default__rows_of_databases(relation, dbs, where='true', by_row_id=false) -%}
+select r.* from {{ relation }} as r join ({{ dbs }}) as s on s.db_id = r.db_id where {{ where }}
+{%- endmacro %}
+
+{#- DuckDB applies a join's db_id filter to a scan only to skip row groups, and every row group
+    holds some candidate: the scan read every row's wide columns (a column phrase's vector and
+    token lists) and the join dropped nearly all of them (10,000 databases: 517k rows, 68 ms of a
+    pure-SQL question). The rowids of the candidates' rows come from a scan of db_id and the
+    `where` columns alone, and a `rowid in (...)` filter makes DuckDB fetch just those rows
+    (476 phrases of 10 databases: 4.4 ms instead of 33.5 ms for the vectors alone). -#}
+{% macro duckdb__rows_of_databases(relation, dbs, where='true', by_row_id=false) -%}
+{%- if not by_row_id -%}
+{{ dbrouter.default__rows_of_databases(relation, dbs, where) }}
+{%- else -%}
+select * from {{ relation }}
+where rowid in (select r.rowid from {{ relation }} as r join ({{ dbs }}) as s on s.db_id = r.db_id where {{ where }})
+{%- endif -%}
+{%- endmacro %}
