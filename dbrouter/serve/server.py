@@ -169,6 +169,7 @@ class _Generation:
     readers: int = 0
     retired: bool = False
     allowed: Allowed | None = None  # what its sessions may name (read from the first session cursor)
+    path_names: frozenset[str] = frozenset()  # what makes a session need path_ddl (_path_names)
 
     def close(self) -> None:
         with contextlib.suppress(Exception):
@@ -209,11 +210,12 @@ class KnowledgeBase:
             con.execute(f"SET memory_limit='{MEMORY_LIMIT}'")  # all sessions together: over it a query fails
             con.execute(f"SET max_temp_directory_size='{TEMP_LIMIT}'")
             con.execute("SET lock_configuration=true")
-            ddl = route_path_ddl(con, "udf")  # temp macros are per cursor: run on each
+            ddl = route_path_ddl(con, "udf")  # temp macros are per cursor: run where needed (_path_names)
+            names = _path_names(con, ddl) if ddl else frozenset()
         except BaseException:
             con.close()
             raise
-        return _Generation(number, con, ddl, identity)
+        return _Generation(number, con, ddl, identity, path_names=names)
 
     def _link(self, number: int) -> Path | None:
         """A new hard link to the warehouse file (its own path for DuckDB), or None when none can be made."""
@@ -313,8 +315,8 @@ class KnowledgeBase:
                     if session.db_cursor is not None:
                         with contextlib.suppress(Exception):
                             session.db_cursor.close()
-                    session.db_cursor, session.generation = self._new_cursor(gen), gen.number
-                    session.catalog = False
+                    session.db_cursor, session.generation = self._new_cursor(gen, path=False), gen.number
+                    session.catalog = session.path = False
                     session.db_cursor.execute(session.cursors_view())
                     if session.access is not None:  # the session sees the user's databases only
                         restrict(session.db_cursor, session.access)
@@ -335,6 +337,9 @@ class KnowledgeBase:
             timer.start()
             try:
                 held = _held_call(cur, gen, sql, params, calls) if session is not None else None
+                if held is None and session is not None and not session.path and calls.names & gen.path_names:
+                    cur.execute(gen.path_ddl)  # the first statement that names a plain entry point
+                    session.path = True
                 rel = held[0].sql(held[1]) if held is not None else cur.sql(sql, params=params or None)
                 if rel is None:
                     raise QueryRefused("the statement returned no result set", "0A000")
@@ -405,11 +410,11 @@ class KnowledgeBase:
         return gen.allowed
 
     @staticmethod
-    def _new_cursor(gen: _Generation, catalog: bool = False):
-        """A cursor with the route-path macros and, with ``catalog``, the Postgres catalog objects
-        (temporary: per cursor; :func:`~dbrouter.serve.catalog.needs_catalog`)."""
+    def _new_cursor(gen: _Generation, catalog: bool = False, path: bool = True):
+        """A cursor with, with ``path``, the route-path macros and, with ``catalog``, the Postgres
+        catalog objects (temporary: per cursor; :func:`~dbrouter.serve.catalog.needs_catalog`)."""
         cur = gen.con.cursor()
-        for statement in ((gen.path_ddl,) if gen.path_ddl else ()) + (catalog_ddl() if catalog else ()):
+        for statement in ((gen.path_ddl,) if gen.path_ddl and path else ()) + (catalog_ddl() if catalog else ()):
             cur.execute(statement)
         return cur
 
@@ -419,6 +424,33 @@ class KnowledgeBase:
             gen, self._current = self._current, None
         if gen is not None:
             gen.close()
+
+
+_MACRO_NAME = re.compile(r"\btemp\s+macro\s+([a-z_][a-z0-9_]*)\s*\(", re.IGNORECASE)
+
+
+def _path_names(con: Any, ddl: str) -> frozenset[str]:
+    """The names whose use makes a session need the route-path macros (``ddl``): the plain entry
+    points it creates, and the file's views and macros that name one of them, directly or through
+    another such view or macro (found in their text, where a mention in a comment or string counts
+    too: at worst a session makes the macros it did not need).
+
+    A session makes them on its first statement that names one of these and is not answered by the
+    held routing query (:func:`_held_call`): creating them costs ~50-60 ms (DuckDB binds each
+    macro's body, the whole routing query), which every session paid on its first statement, a
+    ``select 1`` or a BI tool's catalog query included.
+    """
+    plain = {m.lower() for m in _MACRO_NAME.findall(ddl)}
+    texts = con.execute("select view_name, sql from duckdb_views() where database_name = current_database() "
+                        "union all select function_name, macro_definition from duckdb_functions() where "
+                        "database_name = current_database() and macro_definition is not null").fetchall()
+    names, grew = set(plain), True
+    while grew:  # views of views: until no more text names one
+        found = re.compile(r"\b(?:" + "|".join(map(re.escape, sorted(names))) + r")\b", re.IGNORECASE)
+        more = {n.lower() for n, text in texts if text and n.lower() not in plain and found.search(text)}
+        grew = not more <= names
+        names |= more
+    return frozenset(names)
 
 
 _HELD_CALL = re.compile(r"\s*select\s+(route_query(?:_json)?)(?:_udf)?\s*\(\s*('(?:[^']|'')*'|\$1|\?)"

@@ -151,6 +151,7 @@ class KBSession(Session):
         self.db_cursor: Any = None
         self.generation = -1
         self.catalog = False  # the catalog objects made on db_cursor (on its first catalog query)
+        self.path = False  # the route-path macros made on db_cursor (on its first statement needing them)
         self.prepared: dict[str, str] = {}
         self.cursors: dict[str, list] = {}  # name -> [arrow table, next row]
         self.access: Any = None  # the user's UserAccess under an access policy (serve --access)

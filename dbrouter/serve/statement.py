@@ -78,6 +78,7 @@ class Calls:
             call, its columns selected as they are): a ranking read from it is dbrouter's, not the client's.
         column_names: the result's column names as Postgres gives them (:func:`pg_column_names`), or
             None where DuckDB's stand (a ``*`` in the select list).
+        names: every function, table function and relation the statement names (lower case).
     """
 
     entry_points: tuple[str, ...] = ()
@@ -85,6 +86,7 @@ class Calls:
     parameter: int | None = None
     plain: bool = False
     column_names: tuple[str, ...] | None = None
+    names: frozenset[str] = frozenset()
 
 
 @dataclass
@@ -194,8 +196,9 @@ def _calls(tree: dict, seen: _Seen, allowed: Allowed) -> Calls:
     the result is the call's own (a single SELECT over one call, columns selected as they are)."""
     names = tuple(n for n in seen.functions + seen.table_functions if n in allowed.entry_points)
     columns = pg_column_names(tree)
+    named = frozenset(seen.functions) | frozenset(seen.table_functions) | {r[2].lower() for r in seen.relations}
     if not names or seen.first_call is None:
-        return Calls(names, column_names=columns)
+        return Calls(names, column_names=columns, names=named)
     arguments = seen.first_call.get("arguments") or []
     first = (arguments[0] or {}).get("expression", arguments[0]) if arguments else {}
     question = parameter = None
@@ -209,7 +212,7 @@ def _calls(tree: dict, seen: _Seen, allowed: Allowed) -> Calls:
     node = tree.get("node") or {}
     plain = (len(names) == 1 and node.get("type") == "SELECT_NODE" and not (node.get("cte_map") or {}).get("map")
              and not node.get("group_expressions") and _own_columns(node, seen.first_call))
-    return Calls(names, question if isinstance(question, str) else None, parameter, bool(plain), columns)
+    return Calls(names, question if isinstance(question, str) else None, parameter, bool(plain), columns, named)
 
 
 _PG_FUNCTION_NAMES = {"count_star": "count"}

@@ -287,6 +287,41 @@ def test_serve_answers_a_plain_routing_call_from_the_held_plan(built_kb, sql, pa
         kb.close()
 
 
+def test_serve_makes_a_sessions_plain_name_macros_only_when_a_statement_needs_them(built_kb, tmp_path):
+    """Making the plain names' macros costs a session ~50 ms (DuckDB binds each body): a session
+    whose statements never name one (`select 1`, a BI tool's catalog queries) does not make them;
+    one that does gets the UDF path's answer; a view naming one (through another view) counts."""
+    from dbrouter.kb.connect import route_path_ddl
+    from dbrouter.serve.server import KnowledgeBase, _path_names
+    from dbrouter.serve.session import KBSession
+
+    kb = KnowledgeBase(built_kb["warehouse"])
+    try:
+        session = KBSession(kb)
+        kb.query("select 1", None, session)
+        kb.query("select count(*) from kb_databases", None, session)
+        assert not session.path
+        ranked = kb.query("select db_id from route_query_ranked('How many singers do we have?', 3)", None, session)
+        assert session.path
+        udf = kb.query("select db_id from route_query_ranked_udf('How many singers do we have?', 3)", None, session)
+        assert ranked.column(0).to_pylist() == udf.column(0).to_pylist()
+    finally:
+        kb.close()
+    copy = tmp_path / "kb.duckdb"
+    shutil.copy(built_kb["warehouse"], copy)
+    import duckdb
+
+    raw = duckdb.connect(str(copy))
+    try:
+        raw.execute("create view asks as select route_query('How many singers?') as db")
+        raw.execute("create view asks_again as select * from asks")
+        raw.execute("create view plain_rows as select * from kb_databases")
+        names = _path_names(raw, route_path_ddl(raw, "udf"))
+    finally:
+        raw.close()
+    assert {"route_query", "route_query_ranked", "asks", "asks_again"} <= names and "plain_rows" not in names
+
+
 def test_a_serve_client_cannot_read_the_held_question_of_another_session(built_kb):
     """The held statement's question slot is a UDF of the database every session shares: a client
     calling it would read another session's question. dbrouter serve refuses it by name (its
