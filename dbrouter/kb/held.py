@@ -26,7 +26,8 @@ Only what makes this exact is held:
   the caller's variable has that value, so a restricted caller never reads another scope's rows.
 - the UDF path's ``route_query_json`` without an LLM mapping (``dbrouter.route()``), and a
   ``dbrouter serve`` client's plain ``select route_query('...')`` / ``select route_query_json('...', k)``
-  (:func:`held_statement`, whose sessions share one set of copies); other calls are planned as before.
+  (:func:`pooled_statement`: cursors per scope that the server's sessions check out in turn, over
+  one set of copies); other calls are planned as before.
 
 The first question on a connection is answered without holding anything, so a one-question process
 (``dbrouter route``) pays neither the copies nor the ``PREPARE``.
@@ -41,6 +42,7 @@ import sys
 import threading
 import weakref
 from collections import OrderedDict
+from collections.abc import Generator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -73,11 +75,18 @@ DuckDB calls it on every ``EXECUTE`` rather than folding it into the plan."""
 MAX_SCOPES = 8
 """The held cursors kept per connection, one per access scope seen (least recently used dropped)."""
 
+MAX_IDLE = 4
+"""Idle held cursors kept per access scope in a pool (:func:`pooled_statement`): a busy endpoint's
+sessions of one scope routing at once each check one out; more are made as needed, and closed
+when returned beyond this many."""
+
 MAX_KS = 16
 """The statements kept per held cursor, one per number of candidates asked (all dropped beyond)."""
 
 _HOLDERS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _COPIES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # a cursor's parent -> the copies its cursors share
+_POOLS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # a parent -> its pool (a _Holder of idle lists)
+_OUT: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # a caller's cursor -> the pooled cursor it has out
 _LOCK = threading.Lock()
 _QUESTIONS: dict[str, str] = {}  # a held cursor's key -> the question its next EXECUTE answers
 _KEYS = itertools.count()
@@ -149,6 +158,123 @@ def held_statement(con: Any, entry: str, question: str | None, k: int | None = N
     return scoped.con, f"EXECUTE {name}"
 
 
+@contextlib.contextmanager
+def pooled_statement(con: Any, entry: str, question: str | None, k: int | None,
+                     share: Any) -> Generator[tuple[Any, str] | None]:
+    """A held cursor of ``share``'s pool and the ``EXECUTE`` that answers ``entry(question[, k])``
+    for ``con``'s scope, the cursor the caller's alone until the block ends; or None.
+
+    ``dbrouter serve``'s sessions: a cursor held for one session (:func:`held_statement`) served
+    that session from its second call, and a client that opens a session per query (``psql -c``,
+    a BI tool's short-lived connections) had every call planned (~100 ms more a call on
+    spider-route). The pool's cursors are ``share``'s, prepared for one scope each, and outlive
+    the sessions that used them: a session's first call is held once any session of its scope
+    has routed. The pool's first call is not held (the copies are made on its second).
+
+    Args:
+        con: the caller's cursor (its scope is read on every call; ``kb_allowed_databases`` read
+            there when a cursor is made for a scope).
+        entry: one of :data:`HELD`.
+        question: the question (a str without NUL characters; anything else: not held).
+        k: the number of candidates, for an entry that takes it.
+        share: the connection whose cursors the pool holds (a server's generation connection).
+
+    Yields:
+        (cursor, statement) to run and read inside the block, or None (not held: route as before).
+        A block that raises closes the cursor instead of returning it.
+    """
+    found = _checkout(con, entry, question, k, share)
+    if found is None or not isinstance(question, str):  # the second: _checkout takes nothing else
+        yield None
+        return
+    pool, key, scoped, name = found
+    _QUESTIONS[scoped.key] = question
+    with _LOCK:
+        _OUT[con] = scoped
+    try:
+        yield scoped.con, f"EXECUTE {name}"
+    except BaseException:
+        scoped.con.close()  # stopped or failed mid-statement: not handed to another session
+        raise
+    else:
+        with pool.lock:
+            idle = pool.scopes.get(key)
+            if idle is not None and len(idle) < MAX_IDLE:
+                idle.append(scoped)
+                scoped = None
+        if scoped is not None:  # its scope evicted meanwhile, or enough idle
+            scoped.con.close()
+    finally:
+        with _LOCK:
+            _OUT.pop(con, None)
+
+
+def _checkout(con: Any, entry: str, question: str | None, k: int | None,
+              share: Any) -> tuple[_Holder, str | None, _Scoped, str] | None:
+    """An idle (or new) pooled cursor for ``con``'s scope with ``entry``'s statement prepared:
+    (pool, scope key, cursor, statement name), or None (arguments: :func:`pooled_statement`)."""
+    if not isinstance(question, str) or "\x00" in question or entry not in HELD or HELD[entry] != (k is not None):
+        return None
+    with _LOCK:
+        pool = _POOLS.get(share)
+        if pool is None:
+            pool = _POOLS[share] = _Holder()
+    import duckdb
+
+    with pool.lock:
+        pool.calls += 1
+        if pool.calls == 1:
+            return None  # an endpoint asked one question pays nothing for the copies
+        if pool.usable is None:
+            pool.usable = _usable(con, pool)
+        if not pool.usable:
+            return None
+        scope = con.execute(f"select getvariable('{SCOPE_VARIABLE}')").fetchall()[0][0]
+        key = None if scope is None else repr(scope)
+        idle = pool.scopes.setdefault(key, [])
+        pool.scopes.move_to_end(key)
+        while len(pool.scopes) > MAX_SCOPES:
+            for old in pool.scopes.popitem(last=False)[1]:
+                old.con.close()
+        scoped = idle.pop() if idle else None
+        try:
+            if scoped is None:  # under the pool's lock: the copies are made once
+                allowed = con.sql("select db_id from kb_allowed_databases").to_arrow_table()
+                scoped = _prepare(con, pool, allowed, share, parent=share)
+        except duckdb.InterruptException:
+            raise
+        except duckdb.Error as exc:
+            _give_up(pool, share, exc)
+            return None
+    try:
+        name = scoped.prepared(entry, None if k is None else int(k))  # a PREPARE: outside the lock
+    except duckdb.InterruptException:
+        scoped.con.close()
+        raise
+    except duckdb.Error as exc:
+        scoped.con.close()
+        with pool.lock:
+            _give_up(pool, share, exc)
+        return None
+    return pool, key, scoped, name
+
+
+def _give_up(holder: _Holder, share: Any, exc: Exception) -> None:
+    """Stop holding for ``holder`` (the route names what the copies miss): close its cursors, drop
+    its copies, and say so on stderr. The caller holds ``holder.lock``."""
+    holder.usable = False
+    for scoped in holder.scopes.values():
+        for cursor in scoped if isinstance(scoped, list) else [scoped]:
+            cursor.con.close()
+    holder.scopes.clear()
+    holder.tables = None
+    if share is not None:
+        with _LOCK:
+            _COPIES.pop(share, None)
+    print(f"dbrouter: routing is planned for every question on this connection: the routing query "
+          f"could not be held ({str(exc).splitlines()[0]})", file=sys.stderr)
+
+
 def _held(con: Any, entry: str, question: str | None, k: int | None = None,
           share: Any = None) -> tuple[_Scoped, str] | None:
     """The held cursor for ``con``'s scope and the name of the statement answering ``entry`` with
@@ -191,16 +317,7 @@ def _held(con: Any, entry: str, question: str | None, k: int | None = None,
         except duckdb.InterruptException:  # the caller's time is up (interrupt()): not a reason to stop holding
             raise
         except duckdb.Error as exc:  # a KB whose route names what the copies miss: plan as before, and say so
-            holder.usable = False
-            for scoped in holder.scopes.values():
-                scoped.con.close()
-            holder.scopes.clear()
-            holder.tables = None
-            if share is not None:
-                with _LOCK:
-                    _COPIES.pop(share, None)
-            print(f"dbrouter: routing is planned for every question on this connection: the routing query "
-                  f"could not be held ({str(exc).splitlines()[0]})", file=sys.stderr)
+            _give_up(holder, share, exc)
             return None
         return cursor, name
 
@@ -219,6 +336,8 @@ def interrupt(con: Any) -> None:
     try:
         holder = _HOLDERS.get(con)
         cursors = [scoped.con for scoped in list(holder.scopes.values())] if holder is not None else []
+        out = _OUT.get(con)  # a pooled cursor the caller has out (pooled_statement)
+        cursors += [out.con] if out is not None else []
     except (TypeError, RuntimeError):  # not weakly referenceable / the scopes changed under the copy
         cursors = []
     for cursor in cursors:
@@ -282,10 +401,10 @@ class _Scoped:
         return name
 
 
-def _prepare(con: Any, holder: _Holder, allowed: Any, share: Any = None) -> _Scoped:
-    """A cursor of ``con`` with the held tables registered and ``allowed`` (the caller's
-    ``kb_allowed_databases`` rows) as its ``kb_allowed_databases``; the copies are ``share``'s
-    (made through ``con`` the first time) when given."""
+def _prepare(con: Any, holder: _Holder, allowed: Any, share: Any = None, parent: Any = None) -> _Scoped:
+    """A cursor of ``parent`` (default ``con``) with the held tables registered and ``allowed``
+    (the caller's ``kb_allowed_databases`` rows) as its ``kb_allowed_databases``; the copies are
+    ``share``'s (made through ``con`` the first time) when given."""
     if holder.tables is None and share is not None:
         with _LOCK:  # once per parent: its cursors read the same file, read-only
             holder.tables = _COPIES.get(share)
@@ -294,7 +413,7 @@ def _prepare(con: Any, holder: _Holder, allowed: Any, share: Any = None) -> _Sco
     if holder.tables is None:
         holder.tables = _copy(con, holder.columns)
     register_once(con, QUESTION_UDF, _question, ["VARCHAR"], "VARCHAR")
-    cursor = con.cursor()
+    cursor = (con if parent is None else parent).cursor()
     try:
         for name, table in holder.tables.items():
             cursor.register(name, table)

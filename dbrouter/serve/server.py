@@ -54,7 +54,7 @@ from dbrouter.connection import record_route_path
 from dbrouter.errors import ServeError
 from dbrouter.feedback.log import ClientBudget
 from dbrouter.kb.connect import connect, route_path_ddl
-from dbrouter.kb.held import held_statement, interrupt
+from dbrouter.kb.held import interrupt, pooled_statement
 from dbrouter.serve import (
     AUTH_FAILURE_DELAY,
     AUTH_FAILURES,
@@ -336,15 +336,16 @@ class KnowledgeBase:
             timer = threading.Timer(self.timeout, interrupt, (cur,))
             timer.start()
             try:
-                held = _held_call(cur, gen, sql, params, calls) if session is not None else None
-                if held is None and session is not None and not session.path and calls.names & gen.path_names:
-                    cur.execute(gen.path_ddl)  # the first statement that names a plain entry point
-                    session.path = True
-                rel = held[0].sql(held[1]) if held is not None else cur.sql(sql, params=params or None)
-                if rel is None:
-                    raise QueryRefused("the statement returned no result set", "0A000")
-                rel, wires = project_for_wire(rel)
-                table = _bounded(rel.limit(self.max_rows + 1), self.max_rows)
+                # the held cursor is this call's until its rows are read (a pool's, shared between sessions)
+                with _held_call(cur, gen, sql, params, calls) if session is not None else contextlib.nullcontext() as held:
+                    if held is None and session is not None and not session.path and calls.names & gen.path_names:
+                        cur.execute(gen.path_ddl)  # the first statement that names a plain entry point
+                        session.path = True
+                    rel = held[0].sql(held[1]) if held is not None else cur.sql(sql, params=params or None)
+                    if rel is None:
+                        raise QueryRefused("the statement returned no result set", "0A000")
+                    rel, wires = project_for_wire(rel)
+                    table = _bounded(rel.limit(self.max_rows + 1), self.max_rows)
                 if calls.column_names and len(calls.column_names) == table.num_columns:
                     table = table.rename_columns(list(calls.column_names))  # Postgres's names: count, not count_star()
                 return typed_table(table, wires)
@@ -459,28 +460,30 @@ _HELD_CALL = re.compile(r"\s*select\s+(route_query(?:_json)?)(?:_udf)?\s*\(\s*('
 (or ``_udf``), the question a literal or the statement's one parameter."""
 
 
-def _held_call(cur: Any, gen: _Generation, sql: str, params, calls: Calls) -> tuple[Any, str] | None:
-    """The held cursor and statement answering a session's plain routing call, or None.
+def _held_call(cur: Any, gen: _Generation, sql: str, params,
+               calls: Calls) -> contextlib.AbstractContextManager[tuple[Any, str] | None]:
+    """A context giving the held cursor and statement answering a session's plain routing call, or None.
 
-    Such a call is what most SQL clients send; answered by the routing query held on the session
-    (:func:`dbrouter.kb.held.held_statement`, copies shared by the generation's sessions) it
-    is not planned again. Anything else (an alias, another argument, a second call, the pure-SQL
-    path's names) runs as written. The question is the one DuckDB's parse of the statement read
+    Such a call is what most SQL clients send; answered by the routing query held in the
+    generation's pool (:func:`dbrouter.kb.held.pooled_statement`: cursors prepared per access scope,
+    shared by its sessions, one session's at a time) it is not planned again, from a session's
+    first call on. Anything else (an alias, another argument, a second call, the pure-SQL path's
+    names) runs as written. The question is the one DuckDB's parse of the statement read
     (``calls``, from :func:`~dbrouter.serve.statement.check_statement`).
     """
     match = _HELD_CALL.fullmatch(sql) if gen.path_ddl else None
     if match is None:
-        return None
+        return contextlib.nullcontext()
     name, literal, k = match.group(1).lower(), match.group(2), match.group(3)
     if literal in ("$1", "?"):
         if not (calls.parameter == 0 and isinstance(params, (list, tuple)) and len(params) == 1):
-            return None
+            return contextlib.nullcontext()
         question = params[0]
     elif params:
-        return None
+        return contextlib.nullcontext()
     else:
         question = calls.question
-    return held_statement(cur, f"{name}_udf", question, None if k is None else int(k), share=gen.con)
+    return pooled_statement(cur, f"{name}_udf", question, None if k is None else int(k), share=gen.con)
 
 
 def _remove_stale_links(folder: Path) -> None:

@@ -264,9 +264,9 @@ def test_a_malformed_scope_fails_or_answers_as_the_planned_query_and_holding_sta
     ("select route_query_udf('What''s O''Brien''s flight number?');", None),
 ])
 def test_serve_answers_a_plain_routing_call_from_the_held_plan(built_kb, sql, params):
-    """A SQL client's `select route_query('...')` on dbrouter serve: the session's first call is
-    planned, the next are held (copies shared by the generation's sessions); rows, column names and
-    wire types are the planned call's."""
+    """A SQL client's `select route_query('...')` on dbrouter serve: the endpoint's first call is
+    planned, the next are held by the generation's pool, a new session's first call included (the
+    same cursor, not prepared again); rows, column names and wire types are the planned call's."""
     from dbrouter.serve.server import KnowledgeBase
     from dbrouter.serve.session import KBSession
 
@@ -274,17 +274,96 @@ def test_serve_answers_a_plain_routing_call_from_the_held_plan(built_kb, sql, pa
     try:
         first, second = KBSession(kb), KBSession(kb)
         tables = [kb.query(sql, params, first) for _ in range(3)]
-        assert held._HOLDERS[first.db_cursor].scopes  # calls 2 and 3 were held
+        pool = held._POOLS[kb._current.con]
+        assert pool.calls == 3 and len(pool.scopes[None]) == 1  # calls 2 and 3: one cursor, returned
+        cursor = pool.scopes[None][0]
         assert all(t.equals(tables[0]) and t.schema.equals(tables[0].schema, check_metadata=True) for t in tables)
         assert tables[0].column_names[0].startswith("route_query")
-        kb.query(sql, params, second)
-        kb.query(sql, params, second)
-        copies = held._HOLDERS[first.db_cursor].tables
-        assert held._HOLDERS[second.db_cursor].tables is copies  # one set of copies for both sessions
+        assert kb.query(sql, params, second).equals(tables[0])  # a new session's first call: held
+        assert pool.calls == 4 and pool.scopes[None] == [cursor] and len(cursor.ks) == 1
+        assert not second.path  # it never needed the plain names' macros
         aliased = kb.query(sql.rstrip(";") + " as answer", params, first)  # not a plain call: planned
         assert aliased.column_names == ["answer"] and aliased.column(0).equals(tables[0].column(0))
     finally:
         kb.close()
+
+
+def test_serve_pools_a_cursor_per_scope_and_never_lends_one_across_scopes(built_kb):
+    """Sessions of other users (serve --access) get cursors of their own scope: each answers what the
+    planned call answers under that scope, and a cursor goes back to its scope's idle list only."""
+    from dbrouter.access import UserAccess
+    from dbrouter.serve.server import KnowledgeBase
+    from dbrouter.serve.session import KBSession
+
+    kb = KnowledgeBase(built_kb["warehouse"])
+    sql = "select route_query_json('Which singers sang in a concert?', 10)"
+    try:
+        sessions = []
+        for patterns in [("*",), ("*store*",), ("*",), ("*store*",)]:
+            session = KBSession(kb)
+            session.access = UserAccess("u", patterns, "PW")
+            sessions.append(session)
+        answers = [kb.query(sql, None, s).column(0)[0].as_py() for s in sessions for _ in range(2)]
+        pool = held._POOLS[kb._current.con]
+        assert len(pool.scopes) == 2 and all(len(idle) == 1 for idle in pool.scopes.values())
+        for session, answer in zip(sessions, answers[::2]):
+            planned = session.db_cursor.execute("select route_query_json_udf('Which singers sang in a concert?', 10)")
+            assert answer == planned.fetchall()[0][0]
+        stores = {c["db_id"] for c in json.loads(answers[2])["ranking"]}
+        assert stores and all("store" in d for d in stores)
+        assert answers[0] == answers[4] and answers[2] == answers[6] and answers[0] != answers[2]
+    finally:
+        kb.close()
+
+
+def test_sessions_routing_at_once_each_get_their_own_questions_answer(built_kb):
+    """Sessions of one scope asking at the same time check out cursors of their own (made as
+    needed, at most MAX_IDLE kept idle): every answer is its own question's planned answer."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from dbrouter.serve.server import KnowledgeBase
+    from dbrouter.serve.session import KBSession
+
+    kb = KnowledgeBase(built_kb["warehouse"])
+    try:
+        warm = KBSession(kb)
+        expected = {q: kb.query("select route_query_json_udf($1, 3) as a", [q], warm).column(0)[0].as_py()
+                    for q in QUESTIONS[:6]}
+
+        def ask(i: int) -> list[tuple[str, str]]:
+            session = KBSession(kb)
+            return [(q, kb.query("select route_query_json($1, 3)", [q], session).column(0)[0].as_py())
+                    for q in QUESTIONS[i % 3:6] + QUESTIONS[:i % 3]]
+
+        with ThreadPoolExecutor(6) as pool:
+            answers = [a for batch in pool.map(ask, range(6)) for a in batch]
+        assert all(got == expected[q] for q, got in answers)
+        idle = held._POOLS[kb._current.con].scopes[None]
+        assert 1 <= len(idle) <= held.MAX_IDLE and len({id(c) for c in idle}) == len(idle)
+    finally:
+        kb.close()
+
+
+def test_a_pooled_cursor_is_the_callers_alone_until_its_block_ends(con):
+    """pooled_statement: inside the block the cursor is out (interrupt(caller) reaches it), after a
+    clean block it is idle again, and a block that raises closes it rather than lend it again."""
+    share = con
+    caller = con.cursor()
+    with held.pooled_statement(caller, held.ENTRY, QUESTIONS[0], 5, share) as first:
+        assert first is None  # the pool's first call: not held
+    with held.pooled_statement(caller, held.ENTRY, QUESTIONS[1], 5, share) as found:
+        cursor, statement = found
+        assert held._OUT[caller].con is cursor
+        assert cursor.execute(statement).fetchall()[0][0] == _planned(con, QUESTIONS[1], 5)
+    assert caller not in held._OUT and held._POOLS[share].scopes[None][0].con is cursor
+    with pytest.raises(RuntimeError), held.pooled_statement(caller, held.ENTRY, QUESTIONS[2], 5, share) as found:
+        assert found[0] is cursor  # the idle one, lent again
+        raise RuntimeError("the client went away")
+    assert held._POOLS[share].scopes[None] == []
+    with pytest.raises(Exception, match="closed"):
+        cursor.execute("select 1")
+    with held.pooled_statement(caller, held.ENTRY, QUESTIONS[2], 5, share) as found:  # a new one
+        assert found[0].execute(found[1]).fetchall()[0][0] == _planned(con, QUESTIONS[2], 5)
 
 
 def test_serve_makes_a_sessions_plain_name_macros_only_when_a_statement_needs_them(built_kb, tmp_path):
