@@ -221,9 +221,10 @@ def run_serve(args: argparse.Namespace) -> tuple[list[Any], int | None]:
         levels = tuple(int(n) for n in str(args.clients).split(","))
     except ValueError:
         raise DbrouterError(f"--clients {args.clients}: give client counts separated by commas, e.g. 1,4,16") from None
-    result = run_serve_load(warehouse_path(args), args.requests, levels, args.hostile)
+    result = run_serve_load(warehouse_path(args), args.requests, levels, args.hostile, args.connect_each)
     command = (f"dbrouter eval serve --warehouse {warehouse_path(args)} --requests {args.requests} "
-               f"--clients {args.clients}{' --hostile' if args.hostile else ''}")
+               f"--clients {args.clients}{' --hostile' if args.hostile else ''}"
+               f"{' --connect-each' if args.connect_each else ''}")
     return [serve_report(result, command)], None
 
 
@@ -265,6 +266,9 @@ def serve_options(sp: argparse.ArgumentParser) -> None:
                     help="concurrency levels, each run in turn against one server (default 1,4,16; at most 64)")
     sp.add_argument("--hostile", action="store_true",
                     help="run each level again with one more client sending heavy statements throughout")
+    sp.add_argument("--connect-each", action="store_true",
+                    help="open a connection per request, as psql -c or a BI tool without a connection pool "
+                         "(default: each client keeps one connection)")
 
 
 def run_firstrun(args: argparse.Namespace) -> tuple[list[Any], int | None]:

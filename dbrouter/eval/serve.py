@@ -49,6 +49,8 @@ class ServeLoad:
     databases: int
     hostile: str = ""
     """With a hostile client present: what its statements got (e.g. ``4 refused, 2 finished``); empty without."""
+    connect_each: bool = False
+    """Each request opened its own connection (timed from the connect to the close)."""
 
 
 def _percentiles(times: list[float]) -> tuple[float, float, float]:
@@ -117,10 +119,24 @@ def _stop(proc: subprocess.Popen) -> None:
             proc.wait()
 
 
-def _client(port: int, password: str, work: list[tuple[str, str]], next_index, results: list) -> None:
-    """One client: its own connection; takes request numbers until none are left."""
+def _client(port: int, password: str, work: list[tuple[str, str]], next_index, results: list,
+            connect_each: bool = False) -> None:
+    """One client: its own connection (or, with ``connect_each``, one per request: what ``psql -c``
+    and a BI tool without a connection pool do); takes request numbers until none are left."""
     import psycopg
 
+    if connect_each:
+        while (i := next_index()) is not None:
+            question, db_id = work[i % len(work)]
+            t = time.perf_counter()
+            try:
+                with psycopg.connect(host="127.0.0.1", port=port, user="eval", dbname="kb", password=password,
+                                     autocommit=True, connect_timeout=30) as con:
+                    row = con.execute("select route_query(%s)", [question]).fetchone()
+                results.append(((time.perf_counter() - t) * 1000, (row[0] if row else None) == db_id, None))
+            except psycopg.Error as exc:
+                results.append(((time.perf_counter() - t) * 1000, False, str(exc)))
+        return
     with psycopg.connect(host="127.0.0.1", port=port, user="eval", dbname="kb", password=password,
                          autocommit=True, connect_timeout=30) as con:
         con.execute("select route_query(%s)", [work[0][0]]).fetchone()  # warm-up, not timed
@@ -168,7 +184,7 @@ def _hostile(port: int, password: str, stop: threading.Event, outcomes: list[str
 
 
 def run_serve_load(warehouse: Path, requests: int = 200, clients: tuple[int, ...] = (1, 4, 16),
-                   hostile: bool = False) -> list[ServeLoad]:
+                   hostile: bool = False, connect_each: bool = False) -> list[ServeLoad]:
     """Serve ``warehouse`` on loopback and send ``requests`` route_query requests at each client count.
 
     One server process answers every level in turn (1 client, then 4, ...), so the levels differ
@@ -180,6 +196,9 @@ def run_serve_load(warehouse: Path, requests: int = 200, clients: tuple[int, ...
         clients: the concurrency levels; each client is its own psycopg connection in its own thread.
         hostile: run each level twice, the second time with one more client sending
             :data:`HOSTILE` statements throughout.
+        connect_each: each request opens its own connection, sends its one query and closes it
+            (the time counted from the connect to the close); the server is warmed first by five
+            such requests.
 
     Returns:
         One :class:`ServeLoad` per level (and per level with the hostile client).
@@ -195,11 +214,14 @@ def run_serve_load(warehouse: Path, requests: int = 200, clients: tuple[int, ...
     ip50, ip95, _ = _percentiles(inproc)
     out = []
     try:
+        if connect_each:  # what each client's own warm-up request does in the default mode
+            warm = iter(range(5))
+            _client(port, password, work, lambda: next(warm, None), [], connect_each=True)
         for n in clients:
             for with_hostile in ((False, True) if hostile else (False,)):
                 out.append(_level(port, password, work, requests, n, with_hostile,
                                   dict(inprocess_p50_ms=round(ip50, 1), inprocess_p95_ms=round(ip95, 1),
-                                       embedder=embedder, databases=databases)))
+                                       embedder=embedder, databases=databases, connect_each=connect_each)))
     finally:
         _stop(proc)
     return out
@@ -219,7 +241,8 @@ def _level(port: int, password: str, work: list[tuple[str, str]], requests: int,
     if bad is not None:
         bad.start()
         time.sleep(1.0)  # it is running before the others start
-    threads = [threading.Thread(target=_client, args=(port, password, work, next_index, results)) for _ in range(n)]
+    threads = [threading.Thread(target=_client, args=(port, password, work, next_index, results, fixed["connect_each"]))
+               for _ in range(n)]
     start = time.perf_counter()
     for t in threads:
         t.start()
@@ -238,7 +261,8 @@ def _level(port: int, password: str, work: list[tuple[str, str]], requests: int,
 
 
 def serve_report(levels: list[ServeLoad], command: str) -> Report:
-    """The measurements as a :class:`Report` (block ``eval serve``), with each level's ratio to the first.
+    """The measurements as a :class:`Report` (block ``eval serve``, or ``eval serve connect-each``), with
+    each level's ratio to the first.
 
     Args:
         levels: :func:`run_serve_load`'s result.
@@ -253,17 +277,21 @@ def serve_report(levels: list[ServeLoad], command: str) -> Report:
         f"{m.throughput_rps / base.throughput_rps:.2f} | {m.p50_ms} | "
         f"{m.p95_ms} | {m.max_ms} | {m.errors} | {m.correct}/{m.requests} |\n" for m in levels)
     markdown = (
-        "#### eval serve: `select route_query(...)` through `dbrouter serve` (Postgres wire, psycopg)\n\n"
+        "#### eval serve: `select route_query(...)` through `dbrouter serve` (Postgres wire, psycopg"
+        + (", a connection per request" if base.connect_each else "") + ")\n\n"
         f"| clients | hostile client's statements | requests | throughput req/s | throughput / {base.clients} client(s) | "
         "p50 ms | p95 ms | max ms | errors | routed to the example's database |\n"
         "|---|---|---|---|---|---|---|---|---|---|\n" + rows + "\n"
         f"The {base.questions} example questions of a KB of {base.databases} databases ({base.embedder}), cycled; one "
-        "server process, each client its own connection and thread, server and clients on loopback of one machine. "
+        + ("server process, each client its own thread opening a connection per request (a request timed from the "
+           "connect to the close, as `psql -c` or a BI tool without a connection pool), "
+           if base.connect_each else "server process, each client its own connection and thread, ")
+        + "server and clients on loopback of one machine. "
         f"In-process, the same questions on one `dbrouter.connect()` connection: p50 {base.inprocess_p50_ms} ms, "
         f"p95 {base.inprocess_p95_ms} ms."
         + (" A row with a hostile client had one more connection sending, in turn, an embed() over the whole "
            "document table, a 400M-pair join, a 3M-row result, SQL in a string and embed() over 100k rows, from "
            "before the others started until they "
            "finished." if any(m.hostile for m in levels) else "") + "\n\n")
-    return Report(key="eval serve", command=command, data={"levels": [asdict(m) for m in levels]}, markdown=markdown,
+    return Report(key="eval serve connect-each" if base.connect_each else "eval serve", command=command, data={"levels": [asdict(m) for m in levels]}, markdown=markdown,
                   note=f"{sum(m.seconds for m in levels):.1f} s", text=None)

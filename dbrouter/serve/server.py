@@ -454,10 +454,12 @@ def _path_names(con: Any, ddl: str) -> frozenset[str]:
     return frozenset(names)
 
 
-_HELD_CALL = re.compile(r"\s*select\s+(route_query(?:_json)?)(?:_udf)?\s*\(\s*('(?:[^']|'')*'|\$1|\?)"
-                        r"\s*(?:,\s*(\d{1,4})\s*)?\)\s*;?\s*", re.IGNORECASE)
+_HELD_CALL = re.compile(r"(?:\s*(?:--[^\n]*(?:\n|$)|/\*(?:[^*]|\*(?!/))*\*/))*"
+                        r"\s*select\s+(route_query(?:_json)?)(?:_udf)?\s*\(\s*('(?:[^']|'')*'|\$1|\?)"
+                        r"\s*(?:,\s*(\d{1,4})\s*)?\)\s*;?\s*(?:--[^\n]*\s*)?", re.IGNORECASE)
 """A client's plain routing call: ``select route_query('...')`` or ``select route_query_json('...', k)``
-(or ``_udf``), the question a literal or the statement's one parameter."""
+(or ``_udf``), the question a literal or the statement's one parameter; comments before it (Metabase
+opens every query with ``-- Metabase:: userID: ...``) and one line comment after it are allowed."""
 
 
 def _held_call(cur: Any, gen: _Generation, sql: str, params,

@@ -262,6 +262,7 @@ def test_a_malformed_scope_fails_or_answers_as_the_planned_query_and_holding_sta
     ("select route_query('How many singers do we have?')", None),
     ("SELECT route_query_json($1, 3)", [QUESTIONS[1]]),
     ("select route_query_udf('What''s O''Brien''s flight number?');", None),
+    ("-- Metabase:: userID: 1 queryType: native queryHash: 5f3a\nselect route_query($1)", [QUESTIONS[2]]),
 ])
 def test_serve_answers_a_plain_routing_call_from_the_held_plan(built_kb, sql, params):
     """A SQL client's `select route_query('...')` on dbrouter serve: the endpoint's first call is

@@ -254,6 +254,13 @@ def test_eval_serve_load_test(served, tmp_path):
     text = bench.read_text()
     assert "<!-- dbrouter:eval serve -->" in text and f"| 2 | - | 12 | {levels[1]['throughput_rps']} |" in text
     assert f"{levels[1]['throughput_rps'] / levels[0]['throughput_rps']:.2f}" in text  # the ratio to one client
+    each = run_cli("eval", "serve", "--warehouse", str(served["warehouse"]), "--requests", "6", "--clients", "1,2",
+                   "--connect-each", "--write", str(bench), "--json")
+    levels = json.loads(each.stdout)["levels"]
+    assert [m["connect_each"] for m in levels] == [True, True] and all(m["errors"] == 0 for m in levels)
+    text = bench.read_text()  # its own block, beside the one above
+    assert "<!-- dbrouter:eval serve connect-each -->" in text and "<!-- dbrouter:eval serve -->" in text
+    assert "a connection per request" in text and "--connect-each" in text
     bad = run_cli("eval", "serve", "--warehouse", str(served["warehouse"]), "--requests", "0", "--write", "",
                   check=False)
     assert bad.returncode == 2 and "--requests" in bad.stderr and "Traceback" not in bad.stderr
