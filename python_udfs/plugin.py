@@ -45,6 +45,10 @@ Registered functions:
   STRUCT(db_id, term, text, number DOUBLE)[]`` - the rows of a lexical table (``kb_table_terms``,
   ``kb_vocabulary``, ``kb_route_tokens``) whose term is one of ``terms``, from its postings held
   in the UDF process (:mod:`python_udfs.postings`); NULL columns read as NULL.
+* ``dbrouter_join_paths(relation, db_ids VARCHAR[], from_tables VARCHAR[], max_hops INTEGER) ->
+  STRUCT(db_id, from_table, to_table, hops INTEGER, join_path)[]`` - every table reachable from each
+  (database, table) source over the join edges of ``relation`` (``kb_walk_edges``) held in the UDF
+  process, as the breadth-first walk of ``table_reachability`` gives them (:mod:`python_udfs.join_paths`).
 * ``dbrouter_schema_scores(relation, v FLOAT[384], n_tables INTEGER, n_columns INTEGER) ->
   STRUCT(db_id, s_database DOUBLE, s_table DOUBLE, s_column DOUBLE)[]`` - a probe question's parts
   of the schema score over every database of ``relation`` (the routing calibration's probes,
@@ -77,7 +81,7 @@ import numpy as np
 import pyarrow as pa
 from duckdb.sqltypes import DOUBLE, FLOAT, VARCHAR
 
-from python_udfs import arrow, phrase_index, postings, schema_scores
+from python_udfs import arrow, join_paths, phrase_index, postings, schema_scores
 from python_udfs.blas import one_blas_thread
 from python_udfs.document_index import HIT_TYPE, DocumentIndex, build_index, nearest
 from python_udfs.embeddings import (
@@ -100,7 +104,7 @@ from python_udfs.udfs import TEXT_UDFS
 UDF_NAMES = ("embed", "dbrouter_cosine", "dbrouter_embedder", "embed_phrase", *(u.name for u in TEXT_UDFS),
              "dbrouter_static_model", "dbrouter_static_tokenizer", "dbrouter_static_pieces",
              "dbrouter_static_piece_vector", "dbrouter_stop_words", "dbrouter_document_hits", "dbrouter_phrase_hits",
-             "dbrouter_term_postings", "dbrouter_schema_scores")
+             "dbrouter_term_postings", "dbrouter_join_paths", "dbrouter_schema_scores")
 
 # Batches at least this large are bulk embedding (a build's documents, not a routed question):
 # they print a progress line (DuckDB hands arrow UDFs up to 2,048 rows; a small KB's documents
@@ -191,6 +195,7 @@ def register_udfs(conn: duckdb.DuckDBPyConnection, embedder: str | None = None, 
     _register_document_hits(conn, name)
     _register_phrase_hits(conn)
     _register_term_postings(conn)
+    _register_join_paths(conn)
     _register_schema_scores(conn)
 
 
@@ -369,6 +374,40 @@ def _register_term_postings(conn: duckdb.DuckDBPyConnection) -> None:
     conn.create_function(
         "dbrouter_term_postings", _rows, [VARCHAR, VARCHAR, VARCHAR, VARCHAR, duckdb.list_type(VARCHAR)],
         duckdb.list_type(duckdb.struct_type({"db_id": VARCHAR, "term": VARCHAR, "text": VARCHAR, "number": DOUBLE})),
+        type="arrow", null_handling="special", side_effects=False)
+
+
+def _register_join_paths(conn: duckdb.DuckDBPyConnection) -> None:
+    """``dbrouter_join_paths(relation, db_ids, from_tables, max_hops)``: the join paths from each
+    source table over ``relation``'s edges held in the UDF process (:mod:`python_udfs.join_paths`),
+    instead of a scan of every edge and a recursive CTE.
+
+    ``relation``'s edges are read on the first call (through a cursor of ``conn``) and kept for the
+    connection's life, as ``dbrouter_document_hits`` keeps its matrix.
+    """
+    def _load(cur: duckdb.DuckDBPyConnection, relation: str) -> join_paths.JoinGraph:
+        return join_paths.build_graph(cur.sql(
+            f"select cast(db_id as varchar) as db_id, cast(from_table as varchar) as from_table, "
+            f"cast(to_table as varchar) as to_table from {relation} order by db_id, from_table, to_table").to_arrow_table())
+
+    _graph = _per_connection(conn, "dbrouter_join_paths", _load)
+
+    def _rows(relation: pa.Array, db_ids: pa.Array, from_tables: pa.Array, max_hops: pa.Array) -> pa.Array:
+        def row(i: int) -> pa.Array | None:
+            if not (relation[i].is_valid and db_ids[i].is_valid and from_tables[i].is_valid and max_hops[i].is_valid):
+                return None
+            dbs, froms = db_ids[i].values.to_pylist(), from_tables[i].values.to_pylist()
+            if len(dbs) != len(froms):
+                raise ValueError(f"dbrouter_join_paths: {len(dbs)} databases for {len(froms)} tables")
+            return join_paths.walk(_graph(relation[i].as_py()), dbs, froms, max(int(max_hops[i].as_py()), 0))
+
+        return _row_lists(len(relation), row, join_paths.PATH_TYPE)
+
+    conn.create_function(
+        "dbrouter_join_paths", _rows,
+        [VARCHAR, duckdb.list_type(VARCHAR), duckdb.list_type(VARCHAR), duckdb.sqltype("INTEGER")],
+        duckdb.list_type(duckdb.struct_type({"db_id": VARCHAR, "from_table": VARCHAR, "to_table": VARCHAR,
+                                             "hops": duckdb.sqltype("INTEGER"), "join_path": VARCHAR})),
         type="arrow", null_handling="special", side_effects=False)
 
 

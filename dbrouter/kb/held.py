@@ -65,7 +65,8 @@ counted, and at 10,000 synthetic databases the rest is 872,645 rows, held at 0.7
 p50 (97-99 against 132-144 ms, 40 questions, every answer equal). Before that (adr-0029, the
 lexical tables counted and read whole): 0.70-0.75x at 855,069 rows (3,000 databases), 0.88-0.93x
 at 1,698,773 (6,000), 1.0-1.07x at 2,835,924 (10,000). The bound lies between that last gain and
-first loss; what it counts now grows about 87 rows a synthetic database, so about 23,000 of them."""
+first loss. Since round 15 the join edges come from the UDF process too (``dbrouter_join_paths``):
+662,593 rows at 10,000 databases, about 66 a synthetic database, so about 30,000 of them."""
 
 QUESTION_UDF = "dbrouter_held_question"
 """The UDF a held statement reads its question from: ``dbrouter_held_question(key)`` is the question

@@ -98,7 +98,7 @@ path_sources as {{ mat }} (
     select db_id, first_table as table_name from chosen_lists
 ),
 chosen_reach as (
-    {{ dbrouter.candidate_reachability('path_sources') }}
+    {{ dbrouter.candidate_reachability('path_sources', path) }}
 ),
 chosen_paths as (
     select t.db_id, any_value(t.tables) as tables,
