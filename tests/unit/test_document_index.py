@@ -9,7 +9,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from python_udfs.document_index import build_index, nearest
+from python_udfs.document_index import build_index, nearest, similarities
 
 DIM = 8
 
@@ -119,7 +119,7 @@ def test_the_mean_is_duckdbs_list_avg_bit_for_bit(n_top):
     with one_blas_thread():
         hits = nearest(index, q, 1, None, n_top, 10)
         a, b = index.stage_rows[1]
-        sims = np.dot(index.vectors[a:b], q / np.float32(np.linalg.norm(q)))
+        sims = similarities(index.vectors[a:b], q / np.float32(np.linalg.norm(q)))
     con = duckdb.connect()
     con.register("all_sims", pa.table({"db": index.db_names.take(pa.array(index.db)), "sim": pa.array(sims)}))
     expected = dict(con.execute(f"select db, list_avg(max(sim, {n_top})) from all_sims group by db").fetchall())
