@@ -287,9 +287,12 @@ def span_hits(index: PhraseIndex, dbs: Sequence[str] | None, span_tokens: Sequen
     sims[index.zero[rows]] = np.nan
     sims[:, s_norm == 0] = np.nan
     by_span = np.ascontiguousarray(sims.T)  # a span's cosines in one run of memory
+    # the candidates' rows that stand for their table: once, from their rows, not per span from a
+    # mask over the whole index (517k rows at 10,000 synthetic databases, ~0.3 ms a span)
+    represents = np.sort(rows[index.represents[rows]])
     out_rows, out_span, out_exact, out_value = [], [], [], []
     for j, toks in enumerate(span_tokens):
-        named = _union(_any_of(index.column, toks, inside), np.flatnonzero(index.represents & inside))
+        named = _union(_any_of(index.column, toks, inside), represents)
         exact = np.intersect1d(_all_of(index.label, toks, inside), named, assume_unique=True)
         value = _all_of(index.value, toks, inside)
         with np.errstate(invalid="ignore"):
