@@ -119,36 +119,42 @@ def _stop(proc: subprocess.Popen) -> None:
             proc.wait()
 
 
+def _connect(port: int, password: str, user: str = "eval"):
+    """A psycopg connection to the endpoint on loopback (autocommit)."""
+    import psycopg
+
+    return psycopg.connect(host="127.0.0.1", port=port, user=user, dbname="kb", password=password,
+                           autocommit=True, connect_timeout=30)
+
+
 def _client(port: int, password: str, work: list[tuple[str, str]], next_index, results: list,
             connect_each: bool = False) -> None:
     """One client: its own connection (or, with ``connect_each``, one per request: what ``psql -c``
     and a BI tool without a connection pool do); takes request numbers until none are left."""
     import psycopg
 
+    def request(ask, question: str, db_id: str) -> None:  # one timed request: (ms, routed to db_id, error)
+        t = time.perf_counter()
+        try:
+            row = ask(question)
+            results.append(((time.perf_counter() - t) * 1000, (row[0] if row else None) == db_id, None))
+        except psycopg.Error as exc:
+            results.append(((time.perf_counter() - t) * 1000, False, str(exc)))
+
+    def ask_alone(question: str):  # the connect and the close timed with the query
+        with _connect(port, password) as con:
+            return con.execute("select route_query(%s)", [question]).fetchone()
+
     if connect_each:
         while (i := next_index()) is not None:
             question, db_id = work[i % len(work)]
-            t = time.perf_counter()
-            try:
-                with psycopg.connect(host="127.0.0.1", port=port, user="eval", dbname="kb", password=password,
-                                     autocommit=True, connect_timeout=30) as con:
-                    row = con.execute("select route_query(%s)", [question]).fetchone()
-                results.append(((time.perf_counter() - t) * 1000, (row[0] if row else None) == db_id, None))
-            except psycopg.Error as exc:
-                results.append(((time.perf_counter() - t) * 1000, False, str(exc)))
+            request(ask_alone, question, db_id)
         return
-    with psycopg.connect(host="127.0.0.1", port=port, user="eval", dbname="kb", password=password,
-                         autocommit=True, connect_timeout=30) as con:
+    with _connect(port, password) as con:
         con.execute("select route_query(%s)", [work[0][0]]).fetchone()  # warm-up, not timed
         while (i := next_index()) is not None:
             question, db_id = work[i % len(work)]
-            t = time.perf_counter()
-            try:
-                row = con.execute("select route_query(%s)", [question]).fetchone()
-                got = row[0] if row else None
-                results.append(((time.perf_counter() - t) * 1000, got == db_id, None))
-            except psycopg.Error as exc:
-                results.append(((time.perf_counter() - t) * 1000, False, str(exc)))
+            request(lambda q: con.execute("select route_query(%s)", [q]).fetchone(), question, db_id)
 
 
 HOSTILE = (
@@ -171,8 +177,7 @@ def _hostile(port: int, password: str, stop: threading.Event, outcomes: list[str
     """A client sending :data:`HOSTILE` statements until ``stop``; records how each ended."""
     import psycopg
 
-    with psycopg.connect(host="127.0.0.1", port=port, user="hostile", dbname="kb", password=password,
-                         autocommit=True, connect_timeout=30) as con:
+    with _connect(port, password, user="hostile") as con:
         i = 0
         while not stop.is_set():
             try:

@@ -214,24 +214,15 @@ def _checkout(con: Any, entry: str, question: str | None, k: int | None,
               share: Any) -> tuple[_Holder, str | None, _Scoped, str] | None:
     """An idle (or new) pooled cursor for ``con``'s scope with ``entry``'s statement prepared:
     (pool, scope key, cursor, statement name), or None (arguments: :func:`pooled_statement`)."""
-    if not isinstance(question, str) or "\x00" in question or entry not in HELD or HELD[entry] != (k is not None):
+    pool = _holder(_POOLS, share) if _holdable(entry, question, k) else None
+    if pool is None:
         return None
-    with _LOCK:
-        pool = _POOLS.get(share)
-        if pool is None:
-            pool = _POOLS[share] = _Holder()
     import duckdb
 
     with pool.lock:
-        pool.calls += 1
-        if pool.calls == 1:
-            return None  # an endpoint asked one question pays nothing for the copies
-        if pool.usable is None:
-            pool.usable = _usable(con, pool)
-        if not pool.usable:
+        admitted, key = _admit(con, pool)  # the pool's first call: an endpoint asked one question
+        if not admitted:
             return None
-        scope = con.execute(f"select getvariable('{SCOPE_VARIABLE}')").fetchall()[0][0]
-        key = None if scope is None else repr(scope)
         idle = pool.scopes.setdefault(key, [])
         pool.scopes.move_to_end(key)
         while len(pool.scopes) > MAX_SCOPES:
@@ -280,27 +271,15 @@ def _held(con: Any, entry: str, question: str | None, k: int | None = None,
           share: Any = None) -> tuple[_Scoped, str] | None:
     """The held cursor for ``con``'s scope and the name of the statement answering ``entry`` with
     ``k``, or None when this call is not held (arguments: :func:`held_statement`)."""
-    if not isinstance(question, str) or "\x00" in question or entry not in HELD or HELD[entry] != (k is not None):
+    holder = _holder(_HOLDERS, con) if _holdable(entry, question, k) else None
+    if holder is None:
         return None
-    with _LOCK:
-        try:
-            holder = _HOLDERS.get(con)
-        except TypeError:  # not weakly referenceable: not a DuckDB connection dbrouter made
-            return None
-        if holder is None:
-            holder = _HOLDERS[con] = _Holder()
     import duckdb  # here: an endpoint's CLI process (dbrouter route --endpoint) never loads it
 
     with holder.lock:
-        holder.calls += 1
-        if holder.calls == 1:
-            return None  # a one-question process pays nothing for the copies
-        if holder.usable is None:
-            holder.usable = _usable(con, holder)
-        if not holder.usable:
+        admitted, key = _admit(con, holder)  # the first call: a one-question process pays no copies
+        if not admitted:
             return None
-        scope = con.execute(f"select getvariable('{SCOPE_VARIABLE}')").fetchall()[0][0]
-        key = None if scope is None else repr(scope)  # the value itself: another value, another cursor
         cursor = holder.scopes.get(key)
         # the caller's view under the caller's scope: the rows the route may consider, or the error
         # a malformed scope gives the planned route too
@@ -321,6 +300,41 @@ def _held(con: Any, entry: str, question: str | None, k: int | None = None,
             _give_up(holder, share, exc)
             return None
         return cursor, name
+
+
+def _holdable(entry: str, question: str | None, k: int | None) -> bool:
+    """Whether a call could be held at all: a held entry point with ``k`` where it takes one, and a
+    question that is a str without NUL characters."""
+    return isinstance(question, str) and "\x00" not in question and entry in HELD and HELD[entry] == (k is not None)
+
+
+def _holder(registry: weakref.WeakKeyDictionary, owner: Any) -> _Holder | None:
+    """``owner``'s holder in ``registry`` (:data:`_HOLDERS`, :data:`_POOLS`), made on its first call;
+    None for an owner that is not weakly referenceable (not a DuckDB connection dbrouter made)."""
+    with _LOCK:
+        try:
+            holder = registry.get(owner)
+        except TypeError:
+            return None
+        if holder is None:
+            holder = registry[owner] = _Holder()
+        return holder
+
+
+def _admit(con: Any, holder: _Holder) -> tuple[bool, str | None]:
+    """Count a routing call on ``holder`` (whose lock the caller holds) and say whether it is held:
+    not the first call (which pays nothing for the copies), on a KB worth holding (:func:`_usable`,
+    checked once). Returns (held, the key of the caller's scope): the scope variable's value
+    itself, read from ``con`` on every call, so another value gets another cursor."""
+    holder.calls += 1
+    if holder.calls == 1:
+        return False, None
+    if holder.usable is None:
+        holder.usable = _usable(con, holder)
+    if not holder.usable:
+        return False, None
+    scope = con.execute(f"select getvariable('{SCOPE_VARIABLE}')").fetchall()[0][0]
+    return True, None if scope is None else repr(scope)
 
 
 def interrupt(con: Any) -> None:
@@ -358,7 +372,7 @@ def _usable(con: Any, holder: _Holder) -> bool:
         con.execute("select 1 from main.kb_databases limit 0").fetchall()  # a dbt package's KB: another schema
         # one scan of duckdb_functions() (33-36 ms on a slow day whatever the filter: it lists every built-in)
         # answers both whether the entry points are there and what they name
-        macros = _macros(con)
+        macros = file_macros(con)
     except duckdb.InterruptException:  # the caller's time is up: decide on a later call
         raise
     except Exception:  # noqa: BLE001 - an endpoint or any other connection: route as before
@@ -452,7 +466,7 @@ def _question(key: str) -> str | None:
     return _QUESTIONS.get(key)
 
 
-def _macros(con: Any) -> dict[str, str]:
+def file_macros(con: Any) -> dict[str, str]:
     """The macros of the connection's own file (not its temp ones): name -> definition."""
     return dict(con.execute("select function_name, macro_definition from duckdb_functions() "
                             "where database_name = current_database() and macro_definition is not null").fetchall())
@@ -468,7 +482,7 @@ def _named_columns(con: Any, macros: dict[str, str]) -> dict[str, list[str]]:
 
     Args:
         con: the connection.
-        macros: :func:`_macros` of ``con``.
+        macros: :func:`file_macros` of ``con``.
 
     Returns:
         Table name -> the column names the entry points name, in the table's order.

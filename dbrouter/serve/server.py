@@ -54,7 +54,7 @@ from dbrouter.connection import record_route_path
 from dbrouter.errors import ServeError
 from dbrouter.feedback.log import ClientBudget
 from dbrouter.kb.connect import connect, route_path_ddl
-from dbrouter.kb.held import interrupt, pooled_statement
+from dbrouter.kb.held import file_macros, interrupt, pooled_statement
 from dbrouter.serve import (
     AUTH_FAILURE_DELAY,
     AUTH_FAILURES,
@@ -442,9 +442,8 @@ def _path_names(con: Any, ddl: str) -> frozenset[str]:
     ``select 1`` or a BI tool's catalog query included.
     """
     plain = {m.lower() for m in _MACRO_NAME.findall(ddl)}
-    texts = con.execute("select view_name, sql from duckdb_views() where database_name = current_database() "
-                        "union all select function_name, macro_definition from duckdb_functions() where "
-                        "database_name = current_database() and macro_definition is not null").fetchall()
+    texts = con.execute("select view_name, sql from duckdb_views() where database_name = current_database()").fetchall()
+    texts += list(file_macros(con).items())
     names, grew = set(plain), True
     while grew:  # views of views: until no more text names one
         found = re.compile(r"\b(?:" + "|".join(map(re.escape, sorted(names))) + r")\b", re.IGNORECASE)
