@@ -10,8 +10,9 @@ over ten databases of 450 columns - and it read every candidate's vectors throug
 
 Here the phrases of one phrase model are one matrix, rows grouped by database, with posting lists
 of their label, column and value tokens: the cosines are one matrix product over the candidates'
-row ranges, the exact matches intersections of posting lists, and only the (column, span) pairs
-the step keeps are returned. DuckDB's ``array_cosine_similarity`` differs from the float32 dot
+row ranges, the exact matches intersections of posting lists; only the (column, span) pairs the
+step keeps are made (:func:`span_hits`), and grouped per column and question word into the
+mappings the step reads (:func:`span_mappings`). DuckDB's ``array_cosine_similarity`` differs from the float32 dot
 product of unit vectors by float rounding only (tests: the same pairs away from the threshold).
 """
 
@@ -31,11 +32,21 @@ HIT_TYPE = pa.struct([("db_id", pa.string()), ("table_name", pa.string()), ("col
                       ("is_exact", pa.bool_()), ("is_value", pa.bool_()), ("cos", pa.float32())])
 """One kept (column, span) pair: the column's keys, the span's number, how it matched, the cosine."""
 
+MAPPING_TYPE = pa.struct([("db_id", pa.string()), ("word_index", pa.int32()), ("table_name", pa.string()),
+                          ("column_name", pa.string()), ("component", pa.string()),
+                          ("declared_component", pa.string()), ("similarity", pa.float32()), ("span", pa.string()),
+                          ("is_exact", pa.bool_()), ("match_kind", pa.string())])
+"""One mapping of :func:`span_mappings`: route_mapping_contract's ``mapped`` columns."""
+
+KEYS = ("db_id", "table_name", "column_name", "component", "declared_component")
+"""The column's keys every returned row carries (:attr:`PhraseIndex.keys`)."""
+
 COLUMNS = ("db_id", "table_name", "column_name", "component", "declared_component", "label_tokens",
            "column_tokens", "represents_table", "value_tokens", "embedding")
 """What :func:`build_index` reads of ``kb_column_phrases``."""
 
 _EMPTY = np.zeros(0, np.int64)
+_KINDS = pa.array(["name", "value", "similar"])  # match_kind by code
 
 
 @dataclass(frozen=True)
@@ -239,6 +250,18 @@ def _top_similar(index: PhraseIndex, rows: np.ndarray, cos: np.ndarray, n: int,
     return rows[keep]
 
 
+@dataclass(frozen=True)
+class _Pairs:
+    """The kept (column, span) pairs as arrays, one entry per pair: index row, span number (from 1),
+    exact by name, exact by value, cosine (NaN: none)."""
+
+    rows: np.ndarray
+    spans: np.ndarray
+    exact: np.ndarray
+    value: np.ndarray
+    cos: np.ndarray
+
+
 def span_hits(index: PhraseIndex, dbs: Sequence[str] | None, span_tokens: Sequence[Sequence[str]],
               span_vectors: Sequence[Sequence[float] | np.ndarray | None], threshold: float,
               per_span: int | None = None) -> pa.StructArray:
@@ -262,11 +285,87 @@ def span_hits(index: PhraseIndex, dbs: Sequence[str] | None, span_tokens: Sequen
     Raises:
         ValueError: as many tokens as vectors are not given, or a vector of another size.
     """
+    pairs = _pairs(index, dbs, span_tokens, span_vectors, threshold, per_span)
+    if pairs is None:
+        return pa.nulls(0, HIT_TYPE)
+    return pa.StructArray.from_arrays(
+        [*(arrow.take_strings(index.keys[k], pairs.rows) for k in KEYS), arrow.numeric(pairs.spans, pa.int32()),
+         arrow.booleans(pairs.exact), arrow.booleans(pairs.value), arrow.numeric(pairs.cos, pa.float32())],
+        fields=list(HIT_TYPE))
+
+
+def span_mappings(index: PhraseIndex, dbs: Sequence[str] | None, span_tokens: Sequence[Sequence[str]],
+                  span_vectors: Sequence[Sequence[float] | np.ndarray | None], threshold: float,
+                  per_span: int | None, span_texts: Sequence[str], span_words: Sequence[Sequence[int] | None]
+                  ) -> pa.StructArray:
+    """The span mapping itself: per candidate column and question word, the best span holding the
+    word that maps to the column - what ``route_map_by_embedding_step`` makes in SQL of
+    :func:`span_hits`' pairs (each pair once per word of its span; similarity 1 for an exact or
+    value match, else the cosine, NaN none; kept at or above ``threshold``; per column and word the
+    highest similarity, its span - ties to the larger span text -, and whether any pair matched by
+    name or by value). A column is one row of the index (``kb_column_phrases`` has one row per
+    ``column_key``, itself made of the database, table and column names).
+
+    Args:
+        index, dbs, span_tokens, span_vectors, threshold, per_span: as for :func:`span_hits`.
+        span_texts: each span's text, in the same order.
+        span_words: each span's question word indexes (None: none).
+
+    Returns:
+        A struct array of :data:`MAPPING_TYPE`.
+
+    Raises:
+        ValueError: as :func:`span_hits`, or texts or words not given for every span.
+    """
+    if not len(span_texts) == len(span_words) == len(span_tokens):
+        raise ValueError(f"dbrouter_phrase_mappings: {len(span_tokens)} spans' tokens but {len(span_texts)} "
+                         f"texts and {len(span_words)} word lists")
+    pairs = _pairs(index, dbs, span_tokens, span_vectors, threshold, per_span)
+    if pairs is None:
+        return pa.nulls(0, MAPPING_TYPE)
+    similarity = np.where(pairs.exact | pairs.value, np.float32(1.0), pairs.cos).astype(np.float32)
+    with np.errstate(invalid="ignore"):
+        keep = similarity >= threshold  # float32 against the threshold, as SQL's FLOAT >= literal; NaN: no
+    rows, spans, similarity = pairs.rows[keep], pairs.spans[keep], similarity[keep]
+    exact, value = pairs.exact[keep], pairs.value[keep]
+    # each pair once per word of its span
+    lens = np.array([len(w or ()) for w in span_words], np.int64)
+    flat = np.array([int(i) for w in span_words for i in (w or ())], np.int64)
+    n = lens[spans - 1]
+    pair = np.repeat(np.arange(len(rows)), n)
+    word = flat[np.repeat((np.cumsum(lens) - lens)[spans - 1] - (np.cumsum(n) - n), n) + np.arange(int(n.sum()))]
+    if not len(pair):
+        return pa.nulls(0, MAPPING_TYPE)
+    # per (column, word): first by similarity descending, then span text descending
+    text_rank = np.empty(len(span_texts), np.int64)
+    text_rank[sorted(range(len(span_texts)), key=lambda i: span_texts[i])] = np.arange(len(span_texts))
+    low = int(word.min())
+    group = rows[pair] * (int(word.max()) - low + 1) + (word - low)
+    order = np.lexsort((-text_rank[spans[pair] - 1], -similarity[pair], group))
+    sorted_group = group[order]
+    starts = np.flatnonzero(np.concatenate(([True], sorted_group[1:] != sorted_group[:-1])))
+    first = pair[order[starts]]
+    any_exact = np.logical_or.reduceat(exact[pair][order], starts)
+    any_value = np.logical_or.reduceat(value[pair][order], starts)
+    kind = np.where(any_exact, 0, np.where(any_value, 1, 2))
+    return pa.StructArray.from_arrays(
+        [arrow.take_strings(index.keys["db_id"], rows[first]), arrow.numeric(word[order[starts]], pa.int32()),
+         *(arrow.take_strings(index.keys[k], rows[first]) for k in KEYS[1:]),
+         arrow.numeric(similarity[first], pa.float32()),
+         arrow.take_strings(arrow.strings(list(span_texts)), spans[first] - 1), arrow.booleans(any_exact),
+         arrow.take_strings(_KINDS, kind)],
+        fields=list(MAPPING_TYPE))
+
+
+def _pairs(index: PhraseIndex, dbs: Sequence[str] | None, span_tokens: Sequence[Sequence[str]],
+           span_vectors: Sequence[Sequence[float] | np.ndarray | None], threshold: float,
+           per_span: int | None) -> _Pairs | None:
+    """:func:`span_hits`' pairs as arrays (None: no candidate or no span)."""
     if len(span_tokens) != len(span_vectors):
-        raise ValueError(f"dbrouter_phrase_hits: {len(span_tokens)} spans' tokens but {len(span_vectors)} vectors")
+        raise ValueError(f"dbrouter_phrase_mappings: {len(span_tokens)} spans' tokens but {len(span_vectors)} vectors")
     ranges = [index.db_rows[d] for d in dict.fromkeys(dbs or []) if d in index.db_rows]
     if not ranges or not len(span_tokens):
-        return pa.nulls(0, HIT_TYPE)
+        return None
     rows = np.concatenate([np.arange(a, b) for a, b in ranges])
     db_of = np.repeat(np.arange(len(ranges)), [b - a for a, b in ranges])  # each of rows' candidate
     inside = np.zeros(index.rows, bool)
@@ -279,7 +378,7 @@ def span_hits(index: PhraseIndex, dbs: Sequence[str] | None, span_tokens: Sequen
         if v is not None:
             a = np.asarray(v, np.float32)
             if a.shape != (dim,):
-                raise ValueError(f"dbrouter_phrase_hits: a span vector has {a.size} values, the phrases' {dim}")
+                raise ValueError(f"dbrouter_phrase_mappings: a span vector has {a.size} values, the phrases' {dim}")
             s[i] = a
     s_norm = np.linalg.norm(s, axis=1)
     s = s / np.where(s_norm == 0, 1.0, s_norm)[:, None]
@@ -311,9 +410,5 @@ def span_hits(index: PhraseIndex, dbs: Sequence[str] | None, span_tokens: Sequen
         out_value.append(np.isin(kept, value, assume_unique=True))
     kept_rows = np.concatenate(out_rows)
     spans = np.concatenate(out_span)
-    return pa.StructArray.from_arrays(
-        [*(arrow.take_strings(index.keys[k], kept_rows) for k in ("db_id", "table_name", "column_name", "component",
-                                              "declared_component")),
-         arrow.numeric(spans, pa.int32()), arrow.booleans(np.concatenate(out_exact)),
-         arrow.booleans(np.concatenate(out_value)), arrow.numeric(sims[local[kept_rows], spans - 1], pa.float32())],
-        fields=list(HIT_TYPE))
+    return _Pairs(kept_rows, spans, np.concatenate(out_exact), np.concatenate(out_value),
+                  sims[local[kept_rows], spans - 1])

@@ -36,11 +36,12 @@ Registered functions:
   n_votes INTEGER) -> STRUCT(db_id, doc_kind, doc_label, sim FLOAT, agg DOUBLE)[]`` - the UDF path's
   shortlist documents from a numpy matrix of ``relation``'s vectors (:mod:`python_udfs.document_index`);
   a database's tables (columns) come as one row, the best, with the mean of the ``n_top`` best in ``agg``.
-* ``dbrouter_phrase_hits(relation, model, dbs VARCHAR[], toks VARCHAR[][], vs FLOAT[384][],
-  threshold DOUBLE, per_span INTEGER) -> STRUCT(db_id, table_name, column_name, component, declared_component,
-  span_no INTEGER, is_exact, is_value, cos FLOAT)[]`` - the re-rank's (column, span) matches of
-  the candidate databases from ``relation``'s phrases of ``model`` held in the UDF process
-  (:mod:`python_udfs.phrase_index`).
+* ``dbrouter_phrase_mappings(relation, model, dbs VARCHAR[], toks VARCHAR[][], vs FLOAT[384][],
+  threshold DOUBLE, per_span INTEGER, spans VARCHAR[], words INTEGER[][]) -> STRUCT(db_id,
+  word_index INTEGER, table_name, column_name, component, declared_component, similarity FLOAT, span,
+  is_exact BOOLEAN, match_kind)[]`` - the re-rank's span mapping of the candidate databases (per
+  column and question word, the best span) from ``relation``'s phrases of ``model`` held in the UDF
+  process (:mod:`python_udfs.phrase_index`).
 * ``dbrouter_term_postings(relation, term_column, text_column, number_column, terms VARCHAR[]) ->
   STRUCT(db_id, term, text, number DOUBLE)[]`` - the rows of a lexical table (``kb_table_terms``,
   ``kb_vocabulary``, ``kb_route_tokens``) whose term is one of ``terms``, from its postings held
@@ -103,7 +104,7 @@ from python_udfs.udfs import TEXT_UDFS
 
 UDF_NAMES = ("embed", "dbrouter_cosine", "dbrouter_embedder", "embed_phrase", *(u.name for u in TEXT_UDFS),
              "dbrouter_static_model", "dbrouter_static_tokenizer", "dbrouter_static_pieces",
-             "dbrouter_static_piece_vector", "dbrouter_stop_words", "dbrouter_document_hits", "dbrouter_phrase_hits",
+             "dbrouter_static_piece_vector", "dbrouter_stop_words", "dbrouter_document_hits", "dbrouter_phrase_mappings",
              "dbrouter_term_postings", "dbrouter_join_paths", "dbrouter_schema_scores")
 
 # Batches at least this large are bulk embedding (a build's documents, not a routed question):
@@ -193,7 +194,7 @@ def register_udfs(conn: duckdb.DuckDBPyConnection, embedder: str | None = None, 
     )
     _register_static(conn, name)
     _register_document_hits(conn, name)
-    _register_phrase_hits(conn)
+    _register_phrase_mappings(conn)
     _register_term_postings(conn)
     _register_join_paths(conn)
     _register_schema_scores(conn)
@@ -295,9 +296,11 @@ def _register_document_hits(conn: duckdb.DuckDBPyConnection, name: str) -> None:
         type="arrow", null_handling="special", side_effects=False)
 
 
-def _register_phrase_hits(conn: duckdb.DuckDBPyConnection) -> None:
-    """``dbrouter_phrase_hits(relation, model, dbs, toks, vs, threshold, per_span)``: the re-rank's span
-    mapping from the column phrases held in the UDF process (:mod:`python_udfs.phrase_index`).
+def _register_phrase_mappings(conn: duckdb.DuckDBPyConnection) -> None:
+    """``dbrouter_phrase_mappings(relation, model, dbs, toks, vs, threshold, per_span, spans, words)``: the
+    re-rank's span mapping from the column phrases held in the UDF process
+    (:func:`python_udfs.phrase_index.span_mappings`); the spans' tokens, vectors, texts and word lists
+    are parallel lists.
 
     ``relation``'s phrases of ``model`` are read on the first call (through a cursor of ``conn``)
     and kept for the connection's life, as ``dbrouter_document_hits`` keeps its matrix.
@@ -306,10 +309,10 @@ def _register_phrase_hits(conn: duckdb.DuckDBPyConnection) -> None:
         return phrase_index.build_index(cur.sql(f"select {', '.join(phrase_index.COLUMNS)} from {relation} "
                                                 "where phrase_model = ? order by db_id, rowid", params=[model]).to_arrow_table())
 
-    _index = _per_connection(conn, "dbrouter_phrase_hits", _load)
+    _index = _per_connection(conn, "dbrouter_phrase_mappings", _load)
 
-    def _hits(relation: pa.Array, model: pa.Array, dbs: pa.Array, toks: pa.Array, vs: pa.Array,
-              threshold: pa.Array, per_span: pa.Array) -> pa.Array:
+    def _mappings(relation: pa.Array, model: pa.Array, dbs: pa.Array, toks: pa.Array, vs: pa.Array,
+                  threshold: pa.Array, per_span: pa.Array, spans: pa.Array, words: pa.Array) -> pa.Array:
         def row(i: int) -> pa.Array | None:
             if not (relation[i].is_valid and model[i].is_valid and threshold[i].is_valid):
                 return None
@@ -318,20 +321,22 @@ def _register_phrase_hits(conn: duckdb.DuckDBPyConnection) -> None:
                 if vs[i].is_valid else []
             index = _index(relation[i].as_py(), model[i].as_py())
             with one_blas_thread():
-                return phrase_index.span_hits(index, dbs[i].as_py() if dbs[i].is_valid else None,
-                                              [t or [] for t in tokens], vectors, float(threshold[i].as_py()),
-                                              per_span[i].as_py() if per_span[i].is_valid else None)
+                return phrase_index.span_mappings(
+                    index, dbs[i].as_py() if dbs[i].is_valid else None, [t or [] for t in tokens], vectors,
+                    float(threshold[i].as_py()), per_span[i].as_py() if per_span[i].is_valid else None,
+                    spans[i].as_py() if spans[i].is_valid else [], words[i].as_py() if words[i].is_valid else [])
 
-        return _row_lists(len(relation), row, phrase_index.HIT_TYPE)
+        return _row_lists(len(relation), row, phrase_index.MAPPING_TYPE)
 
     conn.create_function(
-        "dbrouter_phrase_hits", _hits,
+        "dbrouter_phrase_mappings", _mappings,
         [VARCHAR, VARCHAR, duckdb.list_type(VARCHAR), duckdb.list_type(duckdb.list_type(VARCHAR)),
-         duckdb.list_type(duckdb.array_type(FLOAT, DIM)), DOUBLE, duckdb.sqltype("INTEGER")],
-        duckdb.list_type(duckdb.struct_type({"db_id": VARCHAR, "table_name": VARCHAR, "column_name": VARCHAR,
-                                             "component": VARCHAR, "declared_component": VARCHAR,
-                                             "span_no": duckdb.sqltype("INTEGER"), "is_exact": duckdb.sqltype("BOOLEAN"),
-                                             "is_value": duckdb.sqltype("BOOLEAN"), "cos": FLOAT})),
+         duckdb.list_type(duckdb.array_type(FLOAT, DIM)), DOUBLE, duckdb.sqltype("INTEGER"), duckdb.list_type(VARCHAR),
+         duckdb.list_type(duckdb.list_type(duckdb.sqltype("INTEGER")))],
+        duckdb.list_type(duckdb.struct_type({"db_id": VARCHAR, "word_index": duckdb.sqltype("INTEGER"),
+                                             "table_name": VARCHAR, "column_name": VARCHAR, "component": VARCHAR,
+                                             "declared_component": VARCHAR, "similarity": FLOAT, "span": VARCHAR,
+                                             "is_exact": duckdb.sqltype("BOOLEAN"), "match_kind": VARCHAR})),
         type="arrow", null_handling="special", side_effects=False)
 
 

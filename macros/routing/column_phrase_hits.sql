@@ -60,29 +60,3 @@ where is_exact or is_value or span_rn <= {{ per_span }} or part_rn = 1 or declar
 {% macro _phrase_order() -%}
 case when {{ dbrouter.is_nan('cos') }} then null else cos end desc nulls last, table_name || '.' || column_name desc
 {%- endmacro %}
-
-{#- DuckDB's UDF path (var dbrouter__vector_index): the phrases' vectors and token posting lists
-    are held in the UDF process (dbrouter_phrase_hits, python_udfs/phrase_index.py), which returns
-    only the pairs the step can keep - an exact match or a cosine at or above the threshold -
-    instead of a join of every candidate column with every span (130k rows for ten databases of
-    450 columns and 30 spans) over a scan of their vectors. Spans are numbered to be passed as
-    lists and joined back. -#}
-{% macro duckdb__column_phrase_hits(path, model) -%}
-{%- if path != 'udf' or not dbrouter.get_var('dbrouter__vector_index') -%}
-{{ dbrouter.default__column_phrase_hits(path, model) }}
-{%- else -%}
-with numbered as (
-    select span, word_idx, toks, v, row_number() over (order by span, word_idx) as span_no
-    from spans
-)
-select u.h.db_id, sp.span, sp.word_idx, u.h.table_name, u.h.column_name, u.h.component, u.h.declared_component,
-    u.h.is_exact, u.h.is_value, u.h.cos
-from (select unnest(dbrouter_phrase_hits('{{ dbrouter.kb_relation('kb_column_phrases') }}', {{ model }},
-          (select list(distinct db_id) from candidates),
-          (select list(toks order by span_no) from numbered),
-          (select list(v order by span_no) from numbered),
-          {{ dbrouter.get_var('dbrouter__phrase_threshold') | float }},
-          {{ dbrouter.get_var('dbrouter__phrase_columns_per_span') | int }})) as h) as u
-join numbered as sp on sp.span_no = u.h.span_no
-{%- endif -%}
-{%- endmacro %}

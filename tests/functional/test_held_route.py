@@ -439,7 +439,7 @@ def test_a_serve_client_cannot_read_the_kb_indexes_directly(built_kb, sql):
     from dbrouter.serve.server import KnowledgeBase
     from dbrouter.serve.session import INTERNAL_UDFS, KBSession
 
-    assert {"dbrouter_term_postings", "dbrouter_document_hits", "dbrouter_phrase_hits"} <= INTERNAL_UDFS
+    assert {"dbrouter_term_postings", "dbrouter_document_hits", "dbrouter_phrase_mappings"} <= INTERNAL_UDFS
     kb = KnowledgeBase(built_kb["warehouse"])
     try:
         with pytest.raises(QueryRefused, match="(?i)dbrouter_(term_postings|document_hits)"):

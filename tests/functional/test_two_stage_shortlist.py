@@ -215,14 +215,14 @@ def scan_kb(built_kb, tmp_path_factory) -> Path:
 
 
 def test_the_phrase_index_maps_the_question_as_the_join_does(kb_con, scan_kb):
-    """The re-rank's span mapping from dbrouter_phrase_hits (the default) and from the join of every
+    """The re-rank's span mapping from dbrouter_phrase_mappings (the default) and from the join of every
     candidate column with every span: the same phrase mappings, signals and ranking."""
     body = kb_con.execute("select macro_definition from duckdb_functions() "
                           "where function_name = 'route_query_ranked_udf'").fetchall()
-    assert "dbrouter_phrase_hits" in str(body)
+    assert "dbrouter_phrase_mappings" in str(body)
     scan = connect(scan_kb, embedder="hash")
     try:
-        assert "dbrouter_phrase_hits" not in str(scan.execute(
+        assert "dbrouter_phrase_mappings" not in str(scan.execute(
             "select macro_definition from duckdb_functions() where function_name = 'route_query_ranked_udf'").fetchall())
         compared = 0
         for question in QUESTIONS:

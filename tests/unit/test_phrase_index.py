@@ -88,6 +88,60 @@ def test_no_candidates_or_no_spans_give_no_pairs_and_bad_vectors_are_refused():
         span_hits(index, ["db1"], [["order"]], span_vectors()[:2], THRESHOLD)
 
 
+
+def test_the_mappings_are_the_steps_own_grouping_of_the_pairs():
+    """span_mappings against route_map_by_embedding_step's SQL over the same pairs: each pair once per
+    word of its span, similarity 1 for an exact or value match, kept at the threshold, per column and
+    word the highest similarity and its span, ties to the larger span text (two spans of one vector
+    tie on every column), exact if any pair was."""
+    from python_udfs.phrase_index import span_mappings
+
+    table, vectors, con = _tables()
+    toks = [*SPANS, ["total"], ["customer"]]
+    vecs = [*vectors, vectors[0], vectors[1]]  # "total" ties "order total" on every cosine
+    texts = [" ".join(t) for t in toks]
+    words = [[0, 1], [2], [3], [4, 5], [6], [7], [1], [8]]
+    con.register("spans_words", pa.table({"span": texts, "toks": toks, "words": words,
+                                          "v": [v.tolist() for v in vecs]}))
+    want = con.execute(f"""
+        with pairs as (
+            select c.db_id, c.table_name, c.column_name, c.component, c.declared_component, sp.span, sp.words,
+                list_has_all(c.label_tokens, sp.toks)
+                    and (list_has_any(c.column_tokens, sp.toks) or c.represents_table) as is_exact,
+                list_has_all(c.value_tokens, sp.toks) as is_value,
+                array_cosine_similarity(c.embedding, cast(sp.v as float[{DIM}])) as cos
+            from phrases as c cross join spans_words as sp where c.db_id in ('db0', 'db3', 'db4')),
+        per_word as (
+            select p.*, cast(w.value as integer) as word_index,
+                case when is_exact or is_value then 1.0 when isnan(cos) then null else cos end as similarity
+            from pairs as p, (select unnest(p.words) as value) as w)
+        select db_id, word_index, table_name, column_name, component, declared_component, max(similarity),
+            arg_max(span, (similarity, span)), bool_or(is_exact),
+            case when bool_or(is_exact) then 'name' when bool_or(is_value) then 'value' else 'similar' end
+        from per_word where similarity >= {THRESHOLD}
+        group by db_id, word_index, table_name, column_name, component, declared_component""").fetchall()
+    got = span_mappings(build_index(table), ["db0", "db3", "db4", "nope"], toks, vecs, THRESHOLD, None,
+                        texts, words).to_pylist()
+    assert {r["match_kind"] for r in got} == {"name", "value", "similar"}
+    assert any(r["span"] == "total" and r["word_index"] == 1 and r["match_kind"] == "similar" for r in got)
+    assert sorted((*r[:6], *r[7:]) for r in want) == sorted(tuple(m[k] for k in m if k != "similarity") for m in got)
+    sims = {r[:6]: r[6] for r in want}
+    for m in got:
+        assert m["similarity"] == pytest.approx(sims[tuple(m.values())[:6]], abs=1e-6)
+    assert len(span_mappings(build_index(table), ["nope"], toks, vecs, THRESHOLD, None, texts, words)) == 0
+    with pytest.raises(ValueError, match="8 spans' tokens but 7 texts"):
+        span_mappings(build_index(table), ["db0"], toks, vecs, THRESHOLD, None, texts[:7], words)
+    # a word mapped exactly by name by one span and by value by a larger one: named all the same
+    one = pa.table({"db_id": ["d"], "table_name": ["t"], "column_name": ["city"], "component": ["p"],
+                    "declared_component": ["q"], "label_tokens": [["city"]], "column_tokens": [["city"]],
+                    "represents_table": [False], "value_tokens": [["paris"]],
+                    "embedding": pa.FixedSizeListArray.from_arrays(pa.array(np.ones(DIM, np.float32)), DIM)})
+    zero = np.zeros(DIM, np.float32)
+    [m] = span_mappings(build_index(one), ["d"], [["city"], ["paris"]], [zero, zero], THRESHOLD, None,
+                        ["city", "paris"], [[0], [0]]).to_pylist()
+    assert (m["span"], m["is_exact"], m["match_kind"], m["similarity"]) == ("paris", True, "name", 1.0)
+
+
 @pytest.mark.parametrize("per_span", [1, 2])
 def test_a_span_keeps_only_each_databases_most_similar_columns_as_the_sql_does(per_span):
     """dbrouter__phrase_columns_per_span: of the pairs matching neither by name nor by value, a

@@ -15,10 +15,10 @@
       the span vectors of static_text_vectors_step).
 
   Consumes: CTE candidates (db_id) from route_shortlist_step; kb_column_phrases (through
-    column_phrase_hits: a join, or on DuckDB's UDF path the UDF dbrouter_phrase_hits);
+    column_phrase_mappings: a join, or on DuckDB's UDF path the UDF dbrouter_phrase_mappings);
     UDFs dbrouter_content_words(), dbrouter_question_spans(), embed_phrase(), dbrouter_embedder()
     (path 'udf') or the dbrouter_sql_* macros, kb_static_pieces, kb_static_model (path 'sql').
-  Produces CTEs: words, spans, span_words, span_hits, span_mappings (internal), then
+  Produces CTEs: words, spans, span_words, span_mappings (internal), then
     cand_words and mapped as defined by route_mapping_contract.
 -#}
 {% macro route_map_by_embedding_step(question, path='udf') -%}
@@ -26,11 +26,10 @@
 {%- endmacro %}
 
 {#- One body for every adapter. The question's content words and spans come from list-returning
-    UDFs (or their pure-SQL twins), opened with `flatten`; exact matches test array containment
-    (list_has_all / list_has_any). A span the phrase model knows no token of embeds to a zero
-    vector, whose cosine is NaN; DuckDB orders NaN above every number, so `NaN >= threshold`
-    held and such a span mapped to every column: NaN counts as no match (is_nan). The best span
-    of a (phrase, column) is the one of highest similarity, ties to the larger span text. -#}
+    UDFs (or their pure-SQL twins), opened with `flatten`; the mapping itself is
+    column_phrase_mappings' (exact matches as array containment, list_has_all / list_has_any; a
+    span the phrase model knows no token of, a zero vector, maps by no cosine; the best span of a
+    (phrase, column) is the one of highest similarity, ties to the larger span text). -#}
 {% macro default__route_map_by_embedding_step(question, path='udf') -%}
 {%- do dbrouter.route_path_check('route_map_by_embedding_step', path) -%}
 {%- set maxc = dbrouter.get_var('dbrouter__max_question_chars') | int -%}
@@ -67,28 +66,8 @@ span_words as (
     select c.db_id, f.index as word_index, cast(f.value as varchar) as phrase
     from candidates as c, words, {{ dbrouter.flatten('words.w', 'f') }}
 ),
-span_hits as (
-    {{ dbrouter.column_phrase_hits(path, dbrouter._phrase_model(path)) }}
-),
-span_words_hit as (
-    select h.db_id, cast(w.value as integer) as word_index, h.table_name, h.column_name,
-        h.component, h.declared_component, h.span, h.is_exact, h.is_value,
-        case when h.is_exact or h.is_value then 1.0 when {{ dbrouter.is_nan('h.cos') }} then null else h.cos end as similarity
-    from span_hits as h, {{ dbrouter.flatten('h.word_idx', 'w') }}
-),
-span_ranked as (
-    select *, {{ dbrouter.top_n_rank('db_id, word_index, table_name, column_name', 'similarity desc, span desc') }} as rn
-    from span_words_hit
-    where similarity >= {{ dbrouter.get_var('dbrouter__phrase_threshold') | float }}
-),
 span_mappings as (
-    select db_id, word_index, table_name, column_name, component, declared_component,
-        max(similarity) as similarity, {{ dbrouter.top_value('span', 'similarity', 'span') }} as span,
-        {{ dbrouter.bool_or_agg('is_exact') }} as is_exact,
-        case when {{ dbrouter.bool_or_agg('is_exact') }} then 'name' when {{ dbrouter.bool_or_agg('is_value') }} then 'value'
-             else 'similar' end as match_kind
-    from span_ranked
-    group by db_id, word_index, table_name, column_name, component, declared_component
+    {{ dbrouter.column_phrase_mappings(path, dbrouter._phrase_model(path)) }}
 ),
 {{ dbrouter.route_mapping_contract('span_words', 'span_mappings') }}
 {%- endmacro %}
