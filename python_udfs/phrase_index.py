@@ -174,17 +174,43 @@ def _order_key(cos: np.ndarray, label_rank: np.ndarray) -> np.ndarray:
     return (high << np.uint64(32)) | label_rank.astype(np.uint64)
 
 
-def _all_of(postings: dict[str, np.ndarray], tokens: Sequence[str], inside: np.ndarray) -> np.ndarray:
-    """Rows (among ``inside``, a boolean row mask) whose tokens hold every one of ``tokens``."""
+@dataclass(frozen=True)
+class _Within:
+    """The candidates' rows: ``rows`` sorted, made of the row ranges ``starts[i]:ends[i]`` (ascending)."""
+
+    rows: np.ndarray
+    starts: np.ndarray
+    ends: np.ndarray
+
+    def of(self, posting: np.ndarray) -> np.ndarray:
+        """The rows of a sorted posting list that are the candidates': a slice per range found by
+        binary search, so a question's work grows with its candidates, not with how many rows of
+        the whole KB hold a word (a common word's list at 10,000 databases: tens of thousands)."""
+        lo, hi = np.searchsorted(posting, self.starts), np.searchsorted(posting, self.ends)
+        parts = [posting[a:b] for a, b in zip(lo.tolist(), hi.tolist(), strict=True) if b > a]
+        return parts[0] if len(parts) == 1 else np.concatenate(parts) if parts else _EMPTY
+
+
+def _member(rows: np.ndarray, posting: np.ndarray) -> np.ndarray:
+    """The ``rows`` (sorted) that a sorted posting list holds: a binary search per row, not a sort
+    of both as ``np.intersect1d``'s (whose cost is the posting list's length)."""
+    if not len(rows) or not len(posting):
+        return _EMPTY
+    at = np.minimum(np.searchsorted(posting, rows), len(posting) - 1)
+    return rows[posting[at] == rows]
+
+
+def _all_of(postings: dict[str, np.ndarray], tokens: Sequence[str], within: _Within) -> np.ndarray:
+    """Rows (among ``within``'s) whose tokens hold every one of ``tokens``, sorted."""
     lists = [postings.get(t, _EMPTY) for t in dict.fromkeys(tokens)]
     if not lists:  # no words: every row holds them (SQL's list_has_all(x, []))
-        return np.flatnonzero(inside)
+        return within.rows
     lists.sort(key=len)
-    rows = lists[0][inside[lists[0]]]
+    rows = within.of(lists[0])
     for other in lists[1:]:
         if not len(rows):
             break
-        rows = np.intersect1d(rows, other, assume_unique=True)
+        rows = _member(rows, other)
     return rows
 
 
@@ -202,9 +228,9 @@ def _union(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return _unique(np.concatenate((a, b)))
 
 
-def _any_of(postings: dict[str, np.ndarray], tokens: Sequence[str], inside: np.ndarray) -> np.ndarray:
-    """Rows (among ``inside``) whose tokens hold at least one of ``tokens``."""
-    parts = [p[inside[p]] for t in dict.fromkeys(tokens) if len(p := postings.get(t, _EMPTY))]
+def _any_of(postings: dict[str, np.ndarray], tokens: Sequence[str], within: _Within) -> np.ndarray:
+    """Rows (among ``within``'s) whose tokens hold at least one of ``tokens``, sorted."""
+    parts = [within.of(p) for t in dict.fromkeys(tokens) if len(p := postings.get(t, _EMPTY))]
     return _unique(np.concatenate(parts)) if parts else _EMPTY
 
 
@@ -363,15 +389,17 @@ def _pairs(index: PhraseIndex, dbs: Sequence[str] | None, span_tokens: Sequence[
     """:func:`span_hits`' pairs as arrays (None: no candidate or no span)."""
     if len(span_tokens) != len(span_vectors):
         raise ValueError(f"dbrouter_phrase_mappings: {len(span_tokens)} spans' tokens but {len(span_vectors)} vectors")
-    ranges = [index.db_rows[d] for d in dict.fromkeys(dbs or []) if d in index.db_rows]
+    # in row order: the candidates' rows sorted, a database's together (nothing here is the size of the KB)
+    ranges = sorted(index.db_rows[d] for d in dict.fromkeys(dbs or []) if d in index.db_rows)
     if not ranges or not len(span_tokens):
         return None
     rows = np.concatenate([np.arange(a, b) for a, b in ranges])
     db_of = np.repeat(np.arange(len(ranges)), [b - a for a, b in ranges])  # each of rows' candidate
-    inside = np.zeros(index.rows, bool)
-    inside[rows] = True
-    local = np.full(index.rows, -1, np.int64)
-    local[rows] = np.arange(len(rows))
+    within = _Within(rows, np.array([a for a, _ in ranges], np.int64), np.array([b for _, b in ranges], np.int64))
+
+    def local(of: np.ndarray) -> np.ndarray:  # positions in ``rows`` of candidate rows
+        return np.searchsorted(rows, of)
+
     dim = index.vectors.shape[1]
     s = np.zeros((len(span_vectors), dim), np.float32)
     for i, v in enumerate(span_vectors):
@@ -391,14 +419,14 @@ def _pairs(index: PhraseIndex, dbs: Sequence[str] | None, span_tokens: Sequence[
     represents = np.sort(rows[index.represents[rows]])
     out_rows, out_span, out_exact, out_value = [], [], [], []
     for j, toks in enumerate(span_tokens):
-        named = _union(_any_of(index.column, toks, inside), represents)
-        exact = np.intersect1d(_all_of(index.label, toks, inside), named, assume_unique=True)
-        value = _all_of(index.value, toks, inside)
+        named = _union(_any_of(index.column, toks, within), represents)
+        exact = _member(_all_of(index.label, toks, within), named)
+        value = _all_of(index.value, toks, within)
         with np.errstate(invalid="ignore"):
             hit = by_span[j] >= threshold  # over rows
         if per_span is not None and np.count_nonzero(hit) > per_span:
-            hit[local[exact]] = False  # kept anyway: the cap ranks the others
-            hit[local[value]] = False
+            hit[local(exact)] = False  # kept anyway: the cap ranks the others
+            hit[local(value)] = False
             pick = np.flatnonzero(hit)
             similar = _top_similar(index, rows[pick], by_span[j, pick], per_span, db_of[pick])
         else:
@@ -411,4 +439,4 @@ def _pairs(index: PhraseIndex, dbs: Sequence[str] | None, span_tokens: Sequence[
     kept_rows = np.concatenate(out_rows)
     spans = np.concatenate(out_span)
     return _Pairs(kept_rows, spans, np.concatenate(out_exact), np.concatenate(out_value),
-                  sims[local[kept_rows], spans - 1])
+                  sims[local(kept_rows), spans - 1])

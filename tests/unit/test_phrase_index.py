@@ -279,3 +279,24 @@ def test_the_set_helpers_equal_numpys_own():
         b = rng.integers(0, 40, rng.integers(0, 25)).astype(np.int64)
         assert np.array_equal(_unique(a), np.unique(a)) and _unique(a).dtype == np.unique(a).dtype
         assert np.array_equal(_union(a, b), np.union1d(a, b))
+
+
+def test_candidate_slices_and_membership_equal_masks_and_intersections():
+    """_Within.of (a posting list cut to the candidates' row ranges by binary search) and _member
+    (sorted rows a sorted posting list holds) against a boolean mask and np.intersect1d."""
+    from python_udfs.phrase_index import _member, _Within
+
+    rng = np.random.default_rng(11)
+    for _ in range(300):
+        n = int(rng.integers(8, 200))
+        cuts = np.sort(rng.choice(np.arange(n + 1), size=int(rng.integers(2, 8)), replace=False))
+        ranges = [(int(a), int(b)) for a, b in zip(cuts[:-1], cuts[1:], strict=True) if rng.random() < 0.6]
+        if not ranges:
+            continue
+        rows = np.concatenate([np.arange(a, b) for a, b in ranges])
+        within = _Within(rows, np.array([a for a, _ in ranges]), np.array([b for _, b in ranges]))
+        posting = np.unique(rng.integers(0, n, int(rng.integers(0, 60)))).astype(np.int64)
+        inside = np.zeros(n, bool)
+        inside[rows] = True
+        assert np.array_equal(within.of(posting), posting[inside[posting]])
+        assert np.array_equal(_member(rows, posting), np.intersect1d(rows, posting))
