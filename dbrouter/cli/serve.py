@@ -17,7 +17,8 @@ from dbrouter.serve import MAX_CONNECTIONS, MAX_ROWS
 
 def cmd_serve(args) -> int:
     """`serve`: the knowledge base over the Postgres wire protocol until Ctrl-C."""
-    from dbrouter.serve.server import ServeConfig, make_server, password_from_env
+    from dbrouter.serve.endpoint import password_from_env
+    from dbrouter.serve.server import ServeConfig, make_server
 
     policy = None
     if args.access:
@@ -48,8 +49,8 @@ def cmd_serve(args) -> int:
 def cmd_mcp(args) -> int:
     """`mcp`: the knowledge base as an MCP server (stdio, or streamable HTTP with --http) until closed."""
     from dbrouter.llm import LLMClient
+    from dbrouter.serve.endpoint import password_from_env
     from dbrouter.serve.mcp import McpConfig, run
-    from dbrouter.serve.server import password_from_env
 
     policy = user = None
     if args.access:

@@ -105,7 +105,7 @@ class Tools:
 
     def __init__(self, warehouse: Path, llm=None, policy: AccessPolicy | None = None,
                  user: UserAccess | None = None, log: bool = True) -> None:
-        from dbrouter.serve.server import KnowledgeBase
+        from dbrouter.serve.knowledge import KnowledgeBase
 
         self.kb = KnowledgeBase(warehouse)
         if policy is not None:  # fail at start, not at each call (which fails closed too)
@@ -554,7 +554,7 @@ def run(config: McpConfig, llm=None, log=None) -> None:
     Raises:
         ServeError: a non-loopback host without ``--allow-remote`` and a password.
     """
-    from dbrouter.serve.server import check_host
+    from dbrouter.serve.endpoint import check_host
 
     tools = Tools(config.warehouse, llm, config.policy, config.user, log=config.log)
     try:

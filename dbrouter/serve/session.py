@@ -43,7 +43,7 @@ if TYPE_CHECKING:
 
 
 class KnowledgeBase(Protocol):
-    """What a session needs of the warehouse it runs on (:class:`dbrouter.serve.server.KnowledgeBase`):
+    """What a session needs of the warehouse it runs on (:class:`dbrouter.serve.knowledge.KnowledgeBase`):
     declared here so that this module does not import the server that imports it."""
 
     timeout: float

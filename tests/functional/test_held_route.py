@@ -214,11 +214,11 @@ def test_the_endpoint_timeout_interrupts_through_held_and_holding_survives_it(bu
     between two is timing, so the routes under it may answer or stop; either is fine here.)"""
     import time
 
-    from dbrouter.serve import server
-    from dbrouter.serve.server import KnowledgeBase
+    from dbrouter.serve import knowledge
+    from dbrouter.serve.knowledge import KnowledgeBase
 
     fired = []
-    monkeypatch.setattr(server, "interrupt", lambda c: (fired.append(c), held.interrupt(c)))
+    monkeypatch.setattr(knowledge, "interrupt", lambda c: (fired.append(c), held.interrupt(c)))
     kb = KnowledgeBase(built_kb["warehouse"], timeout=0.001)
     try:
         with kb.cursor(shared=True) as con:
@@ -269,7 +269,7 @@ def test_serve_answers_a_plain_routing_call_from_the_held_plan(built_kb, sql, pa
     """A SQL client's `select route_query('...')` on dbrouter serve: the endpoint's first call is
     planned, the next are held by the generation's pool, a new session's first call included (the
     same cursor, not prepared again); rows, column names and wire types are the planned call's."""
-    from dbrouter.serve.server import KnowledgeBase
+    from dbrouter.serve.knowledge import KnowledgeBase
     from dbrouter.serve.session import KBSession
 
     kb = KnowledgeBase(built_kb["warehouse"])
@@ -294,7 +294,7 @@ def test_serve_pools_a_cursor_per_scope_and_never_lends_one_across_scopes(built_
     """Sessions of other users (serve --access) get cursors of their own scope: each answers what the
     planned call answers under that scope, and a cursor goes back to its scope's idle list only."""
     from dbrouter.access import UserAccess
-    from dbrouter.serve.server import KnowledgeBase
+    from dbrouter.serve.knowledge import KnowledgeBase
     from dbrouter.serve.session import KBSession
 
     kb = KnowledgeBase(built_kb["warehouse"])
@@ -323,7 +323,7 @@ def test_sessions_routing_at_once_each_get_their_own_questions_answer(built_kb):
     needed, at most MAX_IDLE kept idle): every answer is its own question's planned answer."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from dbrouter.serve.server import KnowledgeBase
+    from dbrouter.serve.knowledge import KnowledgeBase
     from dbrouter.serve.session import KBSession
 
     kb = KnowledgeBase(built_kb["warehouse"])
@@ -373,7 +373,7 @@ def test_serve_makes_a_sessions_plain_name_macros_only_when_a_statement_needs_th
     whose statements never name one (`select 1`, a BI tool's catalog queries) does not make them;
     one that does gets the UDF path's answer; a view naming one (through another view) counts."""
     from dbrouter.kb.connect import route_path_ddl
-    from dbrouter.serve.server import KnowledgeBase, _path_names
+    from dbrouter.serve.knowledge import KnowledgeBase, _path_names
     from dbrouter.serve.session import KBSession
 
     kb = KnowledgeBase(built_kb["warehouse"])
@@ -408,7 +408,7 @@ def test_a_serve_client_cannot_read_the_held_question_of_another_session(built_k
     calling it would read another session's question. dbrouter serve refuses it by name (its
     internal UDFs, which the sqlglot guard checks before the catalog's allow-list)."""
     from dbrouter.errors import QueryRefused
-    from dbrouter.serve.server import KnowledgeBase
+    from dbrouter.serve.knowledge import KnowledgeBase
     from dbrouter.serve.session import INTERNAL_UDFS, KBSession
 
     assert held.QUESTION_UDF in INTERNAL_UDFS
@@ -436,7 +436,7 @@ def test_a_serve_client_cannot_read_the_kb_indexes_directly(built_kb, sql):
     them would learn of databases its access scope hides (and hold the GIL over a table). dbrouter
     serve refuses them by name (its internal UDFs, read from the UDFs' one list)."""
     from dbrouter.errors import QueryRefused
-    from dbrouter.serve.server import KnowledgeBase
+    from dbrouter.serve.knowledge import KnowledgeBase
     from dbrouter.serve.session import INTERNAL_UDFS, KBSession
 
     assert {"dbrouter_term_postings", "dbrouter_document_hits", "dbrouter_phrase_mappings"} <= INTERNAL_UDFS

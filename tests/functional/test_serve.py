@@ -282,7 +282,8 @@ def test_long_query_is_cancelled_and_the_server_goes_on(served):
 
 
 def test_allow_remote_binds_all_interfaces_and_loopback_only_otherwise(built_kb, served):
-    from dbrouter.serve.server import ServeConfig, ServeError, check_host, start_in_thread, stop
+    from dbrouter.serve.endpoint import check_host
+    from dbrouter.serve.server import ServeConfig, ServeError, start_in_thread, stop
 
     assert not served["server"].verify_request(None, ("10.1.2.3", 5000))
     assert served["server"].verify_request(None, ("127.0.0.1", 5000))
