@@ -42,10 +42,11 @@ Registered functions:
   is_exact BOOLEAN, match_kind)[]`` - the re-rank's span mapping of the candidate databases (per
   column and question word, the best span) from ``relation``'s phrases of ``model`` held in the UDF
   process (:mod:`python_udfs.phrase_index`).
-* ``dbrouter_term_postings(relation, term_column, text_column, number_column, terms VARCHAR[]) ->
-  STRUCT(db_id, term, text, number DOUBLE)[]`` - the rows of a lexical table (``kb_table_terms``,
-  ``kb_vocabulary``, ``kb_route_tokens``) whose term is one of ``terms``, from its postings held
-  in the UDF process (:mod:`python_udfs.postings`); NULL columns read as NULL.
+* ``dbrouter_term_postings(relation, term_column, text_column, number_column, terms VARCHAR[],
+  dbs VARCHAR[]) -> STRUCT(db_id, term, text, number DOUBLE)[]`` - the rows of a lexical table
+  (``kb_table_terms``, ``kb_vocabulary``, ``kb_route_tokens``) whose term is one of ``terms`` and,
+  unless ``dbs`` is NULL, whose database is one of ``dbs``, from its postings held in the UDF
+  process (:mod:`python_udfs.postings`); NULL columns read as NULL.
 * ``dbrouter_join_paths(relation, db_ids VARCHAR[], from_tables VARCHAR[], max_hops INTEGER) ->
   STRUCT(db_id, from_table, to_table, hops INTEGER, join_path)[]`` - every table reachable from each
   (database, table) source over the join edges of ``relation`` (``kb_walk_edges``) held in the UDF
@@ -345,8 +346,9 @@ COLUMN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
 def _register_term_postings(conn: duckdb.DuckDBPyConnection) -> None:
-    """``dbrouter_term_postings(relation, term_column, text_column, number_column, terms)``: the rows of
-    a lexical table whose term is one of ``terms``, from its postings held in the UDF process
+    """``dbrouter_term_postings(relation, term_column, text_column, number_column, terms, dbs)``: the rows
+    of a lexical table whose term is one of ``terms`` (of the databases ``dbs`` only, unless NULL),
+    from its postings held in the UDF process
     (:mod:`python_udfs.postings`), instead of a scan of every row.
 
     ``relation``'s rows are read on the first call for those columns (through a cursor of ``conn``)
@@ -367,17 +369,20 @@ def _register_term_postings(conn: duckdb.DuckDBPyConnection) -> None:
 
     _postings = _per_connection(conn, "dbrouter_term_postings", _load)
 
-    def _rows(relation: pa.Array, term: pa.Array, text: pa.Array, number: pa.Array, terms: pa.Array) -> pa.Array:
+    def _rows(relation: pa.Array, term: pa.Array, text: pa.Array, number: pa.Array, terms: pa.Array,
+              dbs: pa.Array) -> pa.Array:
         def row(i: int) -> pa.Array | None:
             if not (relation[i].is_valid and term[i].is_valid and terms[i].is_valid):
                 return None
             held = _postings(relation[i].as_py(), term[i].as_py(), text[i].as_py(), number[i].as_py())
-            return postings.lookup(held, terms[i].values.to_pylist())
+            return postings.lookup(held, terms[i].values.to_pylist(),
+                                   dbs[i].values.to_pylist() if dbs[i].is_valid else None)
 
         return _row_lists(len(relation), row, postings.POSTING_TYPE)
 
     conn.create_function(
-        "dbrouter_term_postings", _rows, [VARCHAR, VARCHAR, VARCHAR, VARCHAR, duckdb.list_type(VARCHAR)],
+        "dbrouter_term_postings", _rows,
+        [VARCHAR, VARCHAR, VARCHAR, VARCHAR, duckdb.list_type(VARCHAR), duckdb.list_type(VARCHAR)],
         duckdb.list_type(duckdb.struct_type({"db_id": VARCHAR, "term": VARCHAR, "text": VARCHAR, "number": DOUBLE})),
         type="arrow", null_handling="special", side_effects=False)
 

@@ -11,39 +11,42 @@
     path: 'udf' or 'sql' (route_paths).
     text: another VARCHAR column to keep, or none.
     number: a DOUBLE column to keep, or none.
+    dbs: SQL expression of the databases whose rows are wanted, a VARCHAR list, or none (every
+      database's). Like the words, the caller still joins with its databases.
 -#}
-{% macro term_postings(relation, term, terms, path, text=none, number=none) -%}
+{% macro term_postings(relation, term, terms, path, text=none, number=none, dbs=none) -%}
 {%- if relation not in ('kb_table_terms', 'kb_vocabulary', 'kb_route_tokens') -%}
   {{ exceptions.raise_compiler_error("term_postings: adapter " ~ adapter.type() ~ ", argument relation must be kb_table_terms, kb_vocabulary or kb_route_tokens, got " ~ relation) }}
 {%- endif -%}
-  {{ return(adapter.dispatch('term_postings', 'dbrouter')(relation, term, terms, path, text, number)) }}
+  {{ return(adapter.dispatch('term_postings', 'dbrouter')(relation, term, terms, path, text, number, dbs)) }}
 {%- endmacro %}
 
 {#- The table itself: the caller's join with its words keeps their rows (on a planned query whose
     words are a constant, DuckDB pushes them into the scan). -#}
-{% macro default__term_postings(relation, term, terms, path, text=none, number=none) -%}
+{% macro default__term_postings(relation, term, terms, path, text=none, number=none, dbs=none) -%}
 {{ dbrouter.kb_relation(relation) }}
 {%- endmacro %}
 
 {#- DuckDB's UDF path (var dbrouter__vector_index), for a table of at least
     dbrouter__term_postings_min_rows rows when the functions are created: the table's rows ordered
     by term are held in the UDF process (dbrouter_term_postings, python_udfs/postings.py), which
-    returns the asked words' rows. A scan reads every row; in the held routing statement, whose
+    returns the asked words' rows (of the databases asked, when `dbs` is given: the re-rank's
+    candidates' route tokens). A scan reads every row; in the held routing statement, whose
     words are not a constant, the three lexical tables were ~150 ms of a question's operators at
     10,000 synthetic databases (2.0M rows together), and they bounded which KBs could be held at
     all. A call costs ~0.6 ms more than a small table's scan (an Arrow UDF's result converted),
     so a small table is still scanned (adr-0030). -#}
-{% macro duckdb__term_postings(relation, term, terms, path, text=none, number=none) -%}
+{% macro duckdb__term_postings(relation, term, terms, path, text=none, number=none, dbs=none) -%}
 {%- set min_rows = dbrouter.get_var('dbrouter__term_postings_min_rows') | int -%}
 {%- if path != 'udf' or not dbrouter.get_var('dbrouter__vector_index') or dbrouter._table_rows(relation) < min_rows -%}
-{{ dbrouter.default__term_postings(relation, term, terms, path, text, number) }}
+{{ dbrouter.default__term_postings(relation, term, terms, path, text, number, dbs) }}
 {%- else -%}
 (select u.p.db_id as db_id, u.p.term as {{ term }}
     {%- if text %}, u.p.text as {{ text }}{% endif %}
     {%- if number %}, u.p.number as {{ number }}{% endif %}
  from (select unnest(dbrouter_term_postings('{{ dbrouter.kb_relation(relation) }}', '{{ term }}',
            {% if text %}'{{ text }}'{% else %}null{% endif %}, {% if number %}'{{ number }}'{% else %}null{% endif %},
-           {{ terms }})) as p) as u)
+           {{ terms }}, {{ dbs if dbs else 'null' }})) as p) as u)
 {%- endif -%}
 {%- endmacro %}
 

@@ -427,8 +427,8 @@ def test_a_serve_client_cannot_read_the_held_question_of_another_session(built_k
 
 
 @pytest.mark.parametrize("sql", [
-    "select dbrouter_term_postings('main.kb_vocabulary', 'term', null, null, ['singer'])",
-    "select unnest(DBROUTER_TERM_POSTINGS('main.kb_table_terms', 'term', 'table_name', 'weight', ['age']))",
+    "select dbrouter_term_postings('main.kb_vocabulary', 'term', null, null, ['singer'], null)",
+    "select unnest(DBROUTER_TERM_POSTINGS('main.kb_table_terms', 'term', 'table_name', 'weight', ['age'], null))",
     "select dbrouter_document_hits('main.kb_document_embeddings', embed('singer'), 1, null, 3, 3)",
 ])
 def test_a_serve_client_cannot_read_the_kb_indexes_directly(built_kb, sql):

@@ -248,18 +248,26 @@ POSTED = [("kb_table_terms", "term", "table_name", "weight"), ("kb_vocabulary", 
 
 @pytest.mark.parametrize(("relation", "term", "text", "number"), POSTED)
 def test_the_term_postings_are_the_rows_a_scan_keeps(kb_con, relation, term, text, number):
-    """dbrouter_term_postings returns exactly the table's rows of the words asked, doubles unrounded."""
+    """dbrouter_term_postings returns exactly the table's rows of the words asked (of the databases
+    asked, when some are), doubles unrounded."""
     words = [r[0] for r in kb_con.execute(f"select distinct {term} from {relation} order by 1").fetchall()]
     assert len(words) > 50
+    dbs = [r[0] for r in kb_con.execute(f"select distinct db_id from {relation} order by 1").fetchall()]
+    assert len(dbs) > 3
     cols = f"db_id, {term}, {text or 'null'}, {number or 'null'}"
     asks = [words[:1], words[::7], words[-5:] + ["no such word", words[0]], [], ["no such word"]]
     for ask in asks:
-        got = kb_con.execute("select u.p.db_id, u.p.term, u.p.text, u.p.number from (select unnest("
-                             "dbrouter_term_postings(?, ?, ?, ?, ?)) as p) as u",
-                             [relation, term, text, number, ask]).fetchall()
-        want = kb_con.execute(f"select {cols} from {relation} where list_contains(?, {term})", [ask]).fetchall()
-        assert sorted(got, key=repr) == sorted(want, key=repr), (relation, ask[:3])
-        assert len(got) > 0 or not set(ask) & set(words)
+        for among in (None, dbs[::2] + ["no such database"], [], dbs):
+            got = kb_con.execute("select u.p.db_id, u.p.term, u.p.text, u.p.number from (select unnest("
+                                 "dbrouter_term_postings(?, ?, ?, ?, ?, ?)) as p) as u",
+                                 [relation, term, text, number, ask, among]).fetchall()
+            want = kb_con.execute(f"select {cols} from {relation} where list_contains(?, {term}) "
+                                  "and (? is null or list_contains(?, db_id))", [ask, among, among]).fetchall()
+            assert sorted(got, key=repr) == sorted(want, key=repr), (relation, ask[:3], among)
+            assert len(got) > 0 or not set(ask) & set(words) or among not in (None, dbs)
+            if among == dbs[::2] + ["no such database"] and len(ask) > 5:
+                assert 0 < len(got) < len(kb_con.execute(f"select 1 from {relation} where list_contains(?, {term})",
+                                                         [ask]).fetchall())  # the databases cut something
 
 
 @pytest.fixture(scope="module")

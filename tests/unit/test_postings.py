@@ -15,8 +15,8 @@ def _table(rows: list[tuple]) -> pa.Table:
     """(db_id, term, text, number) rows ordered by term, with the term's dense rank."""
     rows = sorted(rows, key=lambda r: r[1])
     ranks = {t: i for i, t in enumerate(sorted({r[1] for r in rows}), 1)}
-    names = [f.name for f in POSTING_TYPE]
-    columns = {n: pa.array([r[i] for r in rows], f.type) for i, (n, f) in enumerate(zip(names, POSTING_TYPE))}
+    types = [pa.string(), pa.string(), pa.string(), pa.float64()]  # as the loader's query gives them
+    columns = {f.name: pa.array([r[i] for r in rows], types[i]) for i, f in enumerate(POSTING_TYPE)}
     return pa.table({**columns, "term_no": pa.array([ranks[r[1]] for r in rows], pa.int64())})
 
 
@@ -42,6 +42,24 @@ def test_lookup_returns_exactly_the_rows_of_the_terms_asked(seed):
         assert got.type == POSTING_TYPE
         want = [dict(zip([f.name for f in POSTING_TYPE], r, strict=True)) for r in rows if r[1] in asked]
         assert sorted(map(_key, got.to_pylist())) == sorted(map(_key, want))
+
+
+def test_lookup_keeps_the_rows_of_the_databases_asked():
+    """With ``dbs``: the rows of the terms asked whose database is one of those asked (unknown names,
+    NULLs and repeats add nothing; an empty list keeps none); NULL texts read back as NULL."""
+    rng = random.Random(7)
+    rows = _rows(rng, 600)
+    held = build_postings(_table(rows))
+    for _ in range(30):
+        asked = rng.sample([f"w{i}" for i in range(50)], rng.randrange(1, 8))
+        dbs = rng.sample([f"db{i}" for i in range(35)], rng.randrange(0, 6)) + ["nope", None]  # db30.. unknown
+        got = lookup(held, asked, dbs)
+        assert got.type == POSTING_TYPE
+        want = [dict(zip([f.name for f in POSTING_TYPE], r, strict=True)) for r in rows if r[1] in asked and r[0] in dbs]
+        assert sorted(map(_key, got.to_pylist())) == sorted(map(_key, want))
+    assert len(lookup(held, [r[1] for r in rows], [])) == 0
+    assert len(lookup(held, ["w1"], None)) == len([r for r in rows if r[1] == "w1"])
+    assert None in [r["text"] for r in lookup(held, [r[1] for r in rows]).to_pylist()]
 
 
 def test_numbers_come_back_unrounded_and_nulls_stay_null():

@@ -86,7 +86,7 @@ token_hits as (
     from (select distinct db_id, phrase as token from cand_words) as cw
     join (select db_id, token, source
           from {{ dbrouter.term_postings('kb_route_tokens', 'token', '(select list(distinct phrase) from cand_words)',
-                                         path, text='source') }} as rt
+                                         path, text='source', dbs='(select list(distinct db_id) from cand_words)') }} as rt
           where token in (select phrase from cand_words)) as t
         on t.db_id = cw.db_id and t.token = cw.token
     group by cw.db_id, cw.token
