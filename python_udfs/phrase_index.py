@@ -325,7 +325,7 @@ def span_mappings(index: PhraseIndex, dbs: Sequence[str] | None, span_tokens: Se
                   per_span: int | None, span_texts: Sequence[str], span_words: Sequence[Sequence[int] | None]
                   ) -> pa.StructArray:
     """The span mapping itself: per candidate column and question word, the best span holding the
-    word that maps to the column - what ``route_map_by_embedding_step`` makes in SQL of
+    word that maps to the column - what ``column_phrase_mappings``' SQL makes of
     :func:`span_hits`' pairs (each pair once per word of its span; similarity 1 for an exact or
     value match, else the cosine, NaN none; kept at or above ``threshold``; per column and word the
     highest similarity, its span - ties to the larger span text -, and whether any pair matched by

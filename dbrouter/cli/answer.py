@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from dbrouter.cli.common import add_common, connect_kb, positive_int, warehouse_path
+from dbrouter.cli.common import add_common, connect_kb, positive_int, warehouse_failure, warehouse_path
 from dbrouter.console import err, shown
 from dbrouter.errors import USER_ERRORS
 from dbrouter.linking import LINKERS, MAX_COLUMNS
@@ -37,8 +37,7 @@ def cmd_ask(args) -> int:
         err(f"dbrouter: error: {exc}")
         return 1
     except duckdb.Error as exc:
-        err(f"dbrouter: error: the warehouse query failed: {' '.join(str(exc).split())}. Check the embedder "
-            "(the one the knowledge base was built with) or rebuild the warehouse with `dbrouter build`")
+        err(f"dbrouter: error: {warehouse_failure(exc, warehouse_path(args))}")
         return 1
     print(json.dumps(answer.to_json(), default=str) if args.json else format_answer(answer), flush=True)
     if answer.status == "ok":

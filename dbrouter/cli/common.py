@@ -72,3 +72,26 @@ def print_ingest(report: IngestReport) -> None:
 
     err(report.summary())
     print_issues(report)
+
+
+def warehouse_failure(exc: Exception, warehouse: object = None) -> str:
+    """What to tell the user when a DuckDB query on the knowledge base failed: a KB built by another
+    version of dbrouter needs a rebuild (:func:`dbrouter.kb.connect.another_version`); anything else
+    is most often the embedder (a UDF failing inside SQL) or a damaged file.
+
+    Args:
+        exc: the DuckDB error.
+        warehouse: the KB's path, for the message (None: "the warehouse").
+
+    Returns:
+        The message, without the ``dbrouter: error:`` prefix.
+    """
+    from dbrouter.kb.connect import another_version
+
+    where = warehouse or "the warehouse"
+    if (other := another_version(exc, where)) is not None:
+        return other
+    detail = " ".join(str(exc).split())
+    return (f"the warehouse query failed: {detail}. Check the embedder (--embedder or $DBROUTER_EMBEDDER: the one "
+            f"the knowledge base was built with, and it must load) and rebuild {where} with `dbrouter build` if it is "
+            "damaged")

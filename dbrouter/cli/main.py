@@ -13,7 +13,7 @@ import importlib
 import sys
 from collections.abc import Sequence
 
-from dbrouter.cli.common import warehouse_path
+from dbrouter.cli.common import warehouse_failure, warehouse_path
 from dbrouter.console import err, install_handler
 from dbrouter.errors import USER_ERRORS
 from dbrouter.textin import check_arguments
@@ -82,12 +82,7 @@ def main(argv: list[str] | None = None) -> int:
         duckdb = sys.modules.get("duckdb")  # not imported by a command that never opened a warehouse
         if duckdb is None or not isinstance(exc, duckdb.Error):
             raise
-        # e.g. a UDF failing inside SQL (the embedder cannot load)
-        detail = " ".join(str(exc).split())
-        err(f"dbrouter: error: the warehouse query failed: {detail}. Check the embedder (--embedder or "
-            "$DBROUTER_EMBEDDER: the one the knowledge base was built with, and it must load) and rebuild "
-            f"{warehouse_path(args) if hasattr(args, 'warehouse') else 'the warehouse'} with `dbrouter build` "
-            "if it is damaged")
+        err(f"dbrouter: error: {warehouse_failure(exc, warehouse_path(args) if hasattr(args, 'warehouse') else None)}")
         return 2
     except KeyboardInterrupt:
         err("dbrouter: interrupted")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from dbrouter import settings
@@ -85,11 +86,41 @@ def connect(path: str | Path, read_only: bool = True, embedder: str | None = Non
         if ddl and plain_names:  # after the UDFs: the path's macros name them
             if read_only and route_path == "udf" and schema == "main":  # route_query answered held
                 ddl = held_ddl(con, ddl)
-            con.execute(ddl)
+            try:
+                con.execute(ddl)
+            except duckdb.Error as exc:
+                if (other := another_version(exc, path)) is not None:
+                    raise WarehouseError(other) from exc
+                raise
     except BaseException:
         con.close()
         raise
     return con
+
+
+_OTHER_UDF = re.compile(r"(?:function with name\s+|argument types\s+')(dbrouter_\w+)", re.IGNORECASE)
+
+
+def another_version(exc: Exception, warehouse: object) -> str | None:
+    """The message for a KB built by another version of dbrouter, or None when ``exc`` is not that.
+
+    Its route functions call a ``dbrouter_`` UDF this version does not have, or has with other
+    arguments (DuckDB's catalog or binder error names it): the KB must be rebuilt.
+
+    Args:
+        exc: a DuckDB error.
+        warehouse: the KB's path, for the message.
+
+    Returns:
+        The message, or None.
+    """
+    detail = " ".join(str(exc).split())
+    found = _OTHER_UDF.search(detail)
+    if found is None:
+        return None
+    return (f"the knowledge base's route functions call {found.group(1)}, which this version of dbrouter does not "
+            f"have with those arguments: {warehouse} was built by another version; rebuild it with `dbrouter build` "
+            f"({detail})")
 
 
 def _find_kb_schema(con: Connection, path: Path) -> str:
