@@ -41,8 +41,7 @@ MAPPING_TYPE = pa.struct([("db_id", pa.string()), ("word_index", pa.int32()), ("
 KEYS = ("db_id", "table_name", "column_name", "component", "declared_component")
 """The column's keys every returned row carries (:attr:`PhraseIndex.keys`)."""
 
-COLUMNS = ("db_id", "table_name", "column_name", "component", "declared_component", "label_tokens",
-           "column_tokens", "represents_table", "value_tokens", "embedding")
+COLUMNS = (*KEYS, "label_tokens", "column_tokens", "represents_table", "value_tokens", "embedding")
 """What :func:`build_index` reads of ``kb_column_phrases``."""
 
 _EMPTY = np.zeros(0, np.int64)
@@ -145,7 +144,7 @@ def build_index(table: pa.Table) -> PhraseIndex:
     represents = np.asarray([bool(x) for x in column("represents_table")], bool)
     keys = {k: (arrow.strings([]) if not n else table.column(k).combine_chunks() if order is None
                 else arrow.take_strings(table.column(k).combine_chunks(), order))
-            for k in ("db_id", "table_name", "column_name", "component", "declared_component")}
+            for k in KEYS}
     labels = [f"{t}.{c}" for t, c in zip(keys["table_name"].to_pylist(), keys["column_name"].to_pylist(), strict=True)]
     label_rank = np.empty(n, np.int64)
     label_rank[sorted(range(n), key=labels.__getitem__, reverse=True)] = np.arange(n)

@@ -31,6 +31,7 @@ The strings are dictionary-encoded, numbers into the table's distinct values: Du
 VARCHAR without the strings gathered per row (a question's words have ~70,000 rows of
 ``kb_table_terms`` at 10,000 synthetic databases)."""
 
+
 @dataclass(frozen=True)
 class _Coded:
     """A string column as one integer per row into ``names``, its distinct values (NULL one of them)."""
@@ -89,11 +90,12 @@ def build_postings(table: pa.Table) -> Postings:
         return Postings(none, none, none, {}, np.zeros(0), np.zeros(0, bool), {})
     starts = np.flatnonzero(np.diff(numbers, prepend=-1) != 0)
     ends = np.append(starts[1:], n)
-    names = arrow.take_strings(strings["term"], starts).to_pylist()
+    term_names = arrow.take_strings(strings["term"], starts)
+    names = term_names.to_pylist()
     ranges = dict(zip(names, zip(starts.tolist(), ends.tolist(), strict=True), strict=True))
     if len(ranges) != len(names) or np.any(np.diff(numbers[starts]) <= 0):
         raise ValueError("postings: the table's rows are not ordered by term")
-    term = _Coded(np.repeat(np.arange(len(starts)), ends - starts), arrow.strings(names))
+    term = _Coded(np.repeat(np.arange(len(starts)), ends - starts), term_names)
     db_id, text = _coded(strings["db_id"]), _coded(strings["text"])
     db_numbers = {name: i for i, name in enumerate(db_id.names.to_pylist())}
     return Postings(db_id, term, text, ranges, arrow.to_numpy(number, np.float64), arrow.null_mask(number), db_numbers)
