@@ -126,11 +126,14 @@ reranked as (
     the widest operator of a held question), and the evidence columns are read for the rows kept.
     A LIMIT would need k to be a constant, and a caller's k may be a column. -#}
 final_order as (
-    select sl.db_id, cast(row_number() over (order by sl.example_match desc, case when r.db_id is null then 1 else 0 end,
-            {{ dbrouter.ranker_score('g.') }} desc nulls last, sl.score desc, sl.db_id) as integer) as rank
-    from shortlist as sl
-    left join reranked as r on r.db_id = sl.db_id
-    left join signals as g on g.db_id = sl.db_id
+    select db_id, rank_score, stage,
+        cast(row_number() over (order by example_match desc, stage, rank_score desc nulls last, score desc, db_id)
+             as integer) as rank
+    from (select sl.db_id, sl.example_match, sl.score, {{ dbrouter.ranker_score('g.') }} as rank_score,
+              case when r.db_id is null then 1 else 0 end as stage
+          from shortlist as sl
+          left join reranked as r on r.db_id = sl.db_id
+          left join signals as g on g.db_id = sl.db_id) as keyed
 ),
 top_k as (
     select sl.db_id, sl.score, sl.score as first_score, sl.shortlist_rank, sl.example_match, sl.abstain_floor,
@@ -141,10 +144,7 @@ top_k as (
 {%- for name in dbrouter.ranker_signal_names() %}
         g.f_{{ name }},
 {%- endfor %}
-        r.coverage * r.connectivity as total_score,
-        {{ dbrouter.ranker_score('g.') }} as rank_score,
-        case when r.db_id is null then 1 else 0 end as stage,
-        o.rank
+        r.coverage * r.connectivity as total_score, o.rank_score, o.stage, o.rank
     from final_order as o
     join shortlist as sl on sl.db_id = o.db_id
     left join reranked as r on r.db_id = sl.db_id
