@@ -12,7 +12,7 @@ from dbrouter.cli.common import add_warehouse, positive_int, warehouse_path
 from dbrouter.console import err
 from dbrouter.errors import DbrouterError
 from dbrouter.feedback.log import log_path
-from dbrouter.serve import MAX_CONNECTIONS, MAX_ROWS
+from dbrouter.serve import MAX_CONNECTIONS, MAX_ROWS, RUNNING_PER_CORE
 
 
 def cmd_serve(args) -> int:
@@ -29,7 +29,8 @@ def cmd_serve(args) -> int:
         policy = load_policy(args.access)
         policy.check_passwords()
     config = ServeConfig(warehouse_path(args), args.host, args.port, password_from_env(args.password_env),
-                         args.allow_remote, max_connections=args.max_connections, max_rows=args.max_rows,
+                         args.allow_remote, max_connections=args.max_connections, max_running=args.max_running,
+                         max_rows=args.max_rows,
                          policy=policy, query_log=None if args.no_log else log_path(warehouse_path(args)))
     server = make_server(config)
     auth = ("each user of the access policy with their own password" if policy else
@@ -103,6 +104,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "and retrieval functions (docs/access.md)")
     sp.add_argument("--max-connections", type=positive_int, default=MAX_CONNECTIONS,
                     help=f"sessions at once; more get 'too many connections' (default {MAX_CONNECTIONS})")
+    sp.add_argument("--max-running", type=positive_int, default=None, metavar="N",
+                    help=f"statements running at once; the others wait their turn within the query timeout "
+                    f"(default {RUNNING_PER_CORE} per CPU core: more only share the cores)")
     sp.add_argument("--max-rows", type=positive_int, default=MAX_ROWS,
                     help=f"rows of one result; more is an error asking for a LIMIT (default {MAX_ROWS:,})")
     sp.set_defaults(func=cmd_serve)

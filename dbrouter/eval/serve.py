@@ -23,6 +23,7 @@ from pathlib import Path
 
 from dbrouter.errors import DbrouterError
 from dbrouter.eval.publish import Report
+from dbrouter.serve import default_max_running
 
 _LISTENING = re.compile(r"postgresql://([0-9.]+):(\d+)")
 START_TIMEOUT = 120.0
@@ -291,7 +292,8 @@ def serve_report(levels: list[ServeLoad], command: str) -> Report:
         + ("server process, each client its own thread opening a connection per request (a request timed from the "
            "connect to the close, as `psql -c` or a BI tool without a connection pool), "
            if base.connect_each else "server process, each client its own connection and thread, ")
-        + "server and clients on loopback of one machine. "
+        + f"server and clients on loopback of one machine; the server runs {default_max_running()} statements at "
+        "once (its default: the others wait their turn). "
         f"In-process, the same questions on one `dbrouter.connect()` connection: p50 {base.inprocess_p50_ms} ms, "
         f"p95 {base.inprocess_p95_ms} ms."
         + (" A row with a hostile client had one more connection sending, in turn, an embed() over the whole "

@@ -67,7 +67,7 @@ logging.getLogger("buenavista").setLevel(logging.CRITICAL)  # it logs every refu
 
 @dataclass(frozen=True)
 class ServeConfig:
-    """How to serve: the warehouse, the address, the optional password and the query timeout."""
+    """How to serve: the warehouse, the address, the optional password, the query timeout and bounds."""
 
     warehouse: Path
     host: str = DEFAULT_HOST
@@ -78,6 +78,7 @@ class ServeConfig:
     startup_timeout: float = STARTUP_TIMEOUT
     send_timeout: float = SEND_TIMEOUT
     max_connections: int = MAX_CONNECTIONS
+    max_running: int | None = None  # statements running at once (None: serve.default_max_running())
     max_rows: int = MAX_ROWS
     policy: AccessPolicy | None = None
     query_log: Path | None = None
@@ -431,6 +432,9 @@ class KBHandler(BuenaVistaHandler):
         ctx = server.ctxts.get(process_id)
         if ctx is None or not hmac.compare_digest(struct.pack("!I", ctx.secret_key), struct.pack("!I", secret)):
             return
+        cancelled = getattr(ctx.session, "cancelled", None)
+        if cancelled is not None:  # a statement waiting its turn (KnowledgeBase._turn)
+            cancelled.set()
         cursor = getattr(ctx.session, "db_cursor", None)
         if cursor is not None:
             with contextlib.suppress(Exception):
@@ -533,7 +537,7 @@ def make_server(config: ServeConfig) -> KBServer:
     check_host(config.host, config.allow_remote, config.password or ("policy" if config.policy else None))
     if not 0 <= config.port <= 65535:
         raise ServeError(f"--port {config.port} is not a TCP port: use 1-65535 (e.g. 5433), or 0 for any free one")
-    kb = KnowledgeBase(config.warehouse, config.timeout, config.max_rows, config.query_log)
+    kb = KnowledgeBase(config.warehouse, config.timeout, config.max_rows, config.query_log, config.max_running)
     try:
         if config.policy is not None:  # fail at start, not at each session (which fails closed too)
             with kb.cursor(shared=True) as con:

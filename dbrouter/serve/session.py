@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import re
+import threading
 import time
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -158,6 +159,7 @@ class KBSession(Session):
         self.user: str | None = None  # the user name the client logged in as (the policy's, under one)
         self.calls = Calls()  # the routing calls of the last statement (DuckDB's parse)
         self.address: str | None = None  # the client's address (its query-log budget)
+        self.cancelled = threading.Event()  # a cancel request came for the statement in progress
 
     def cursor(self):
         return None
@@ -204,6 +206,7 @@ class KBSession(Session):
     def _run(self, sql: str, params):
         import duckdb
 
+        self.cancelled.clear()  # a cancel request ends the statement in progress, not a later one
         try:
             return self.kb.query(sql, params, session=self)
         except QueryRefused:

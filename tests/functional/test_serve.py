@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
+import threading
 import time
 
 import duckdb
@@ -753,3 +755,39 @@ def test_queries_share_a_memory_limit_and_a_bounded_spill(served):
             "select current_setting('memory_limit'), current_setting('max_temp_directory_size'), "
             "current_setting('python_enable_replacements')").fetchall()[0]
     assert memory == "3.7 GiB" and spill == "1.8 GiB" and replacements is False
+
+
+def test_statements_beyond_the_running_bound_wait_their_turn_within_the_timeout(served):
+    """Beyond --max-running statements wait (first come first served) instead of sharing the cores;
+    a wait longer than the timeout is an error that says so, and a cancel ends a wait."""
+    import psycopg
+
+    kb = served["server"].kb
+    taken = [kb._turns.take(1.0) for _ in range(kb.max_running)]  # every turn busy
+    assert all(t == 0.0 for t in taken)
+    kb.timeout = 0.5
+    try:
+        with pg(served["port"], autocommit=True) as con:
+            start = time.monotonic()
+            with pytest.raises(psycopg.Error) as info:
+                con.execute("select count(*) from kb_databases")
+            assert info.value.sqlstate == "57014" and "busy" in str(info.value) and "--max-running" in str(info.value)
+            assert 0.4 < time.monotonic() - start < 10
+            kb.timeout = 30.0
+            # psql's Ctrl-C: a CancelRequest on a connection of its own (from another process: libpq's
+            # blocking cancel call would hold this process's GIL, which the server's threads need)
+            env = {**os.environ, "PGPASSWORD": PASSWORD, "PGCONNECT_TIMEOUT": "10"}
+            proc = subprocess.Popen(["psql", "-h", "127.0.0.1", "-p", str(served["port"]), "-U", "analyst", "-d", "kb",
+                                     "-X", "-c", "select count(*) from kb_databases"],
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+            time.sleep(1.0)
+            proc.send_signal(signal.SIGINT)
+            out, errs = proc.communicate(timeout=20)
+            assert proc.returncode != 0 and "waited its turn" in errs, (out, errs)
+            # a turn given back goes to the next statement, which runs
+            threading.Timer(0.3, kb._turns.give_back).start()
+            assert con.execute("select count(*) > 0 from kb_databases").fetchone() == (True,)
+    finally:
+        kb.timeout = 60.0
+        for _ in range(kb.max_running - 1):
+            kb._turns.give_back()
