@@ -25,13 +25,17 @@ select r.* from {{ relation }} as r join ({{ dbs }}) as s on s.db_id = r.db_id w
     holds some candidate: the scan read every row's wide columns (a column phrase's vector and
     token lists) and the join dropped nearly all of them (10,000 databases: 517k rows, 68 ms of a
     pure-SQL question). The rowids of the candidates' rows come from a scan of db_id and the
-    `where` columns alone, and a `rowid in (...)` filter makes DuckDB fetch just those rows
-    (476 phrases of 10 databases: 4.4 ms instead of 33.5 ms for the vectors alone). -#}
+    `where` columns alone, and a join on rowid makes DuckDB fetch just those rows (476 phrases of
+    10 databases: 4.4 ms instead of 33.5 ms for the vectors alone). A join, not `rowid in (...)`:
+    routing a table of questions at once (`lateral route_query_ranked_sql`) makes the subquery
+    correlated, and DuckDB decorrelated an IN into a semi join that paired every row of the
+    relation with every question (spider-route, 40 questions: 62 -> 44 ms a question batched; one
+    question, 206 and 10,000 databases: the same). -#}
 {% macro duckdb__rows_of_databases(relation, dbs, where='true', by_row_id=false) -%}
 {%- if not by_row_id -%}
 {{ dbrouter.default__rows_of_databases(relation, dbs, where) }}
 {%- else -%}
-select * from {{ relation }}
-where rowid in (select r.rowid from {{ relation }} as r join ({{ dbs }}) as s on s.db_id = r.db_id where {{ where }})
+select t.* from (select r.rowid as row_id from {{ relation }} as r join ({{ dbs }}) as s on s.db_id = r.db_id where {{ where }}) as picked
+join {{ relation }} as t on t.rowid = picked.row_id
 {%- endif -%}
 {%- endmacro %}
