@@ -21,12 +21,10 @@ alone.
 
 from __future__ import annotations
 
-import collections
 import contextlib
 import os
 import re
 import threading
-import time
 from collections.abc import Generator
 from dataclasses import dataclass
 from pathlib import Path
@@ -50,6 +48,7 @@ from dbrouter.serve import (
 from dbrouter.serve.catalog import catalog_ddl, needs_catalog
 from dbrouter.serve.session import INTERNAL_UDFS, KBSession, QueryRefused
 from dbrouter.serve.statement import Allowed, Calls, StatementRefused, allowed_of, check_statement
+from dbrouter.serve.turns import Turns
 from dbrouter.serve.wire import project_for_wire, typed_table
 
 
@@ -387,59 +386,6 @@ _HELD_CALL = re.compile(r"(?:\s*(?:--[^\n]*(?:\n|$)|/\*(?:[^*]|\*(?!/))*\*/))*"
 """A client's plain routing call: ``select route_query('...')`` or ``select route_query_json('...', k)``
 (or ``_udf``), the question a literal or the statement's one parameter; comments before it (Metabase
 opens every query with ``-- Metabase:: userID: ...``) and one line comment after it are allowed."""
-
-
-class Turns:
-    """At most ``n`` holders at once; the others wait, served in the order they came.
-
-    A semaphore lets a newcomer take a turn just given back ahead of those already waiting, so
-    under load some statements waited many times longer than others (16 clients of the demo KB:
-    p95 1.3 s against p50 0.43 s). Here a turn given back goes to the longest waiter.
-
-    Args:
-        n: turns (at least 1).
-    """
-
-    def __init__(self, n: int) -> None:
-        self._lock = threading.Lock()
-        self._free = max(int(n), 1)
-        self._waiting: collections.deque[threading.Event] = collections.deque()
-
-    def take(self, timeout: float, cancelled: threading.Event | None = None) -> float | None:
-        """Wait for a turn, at most ``timeout`` seconds or until ``cancelled`` is set.
-
-        Args:
-            timeout: seconds to wait at most.
-            cancelled: an event that ends the wait when set (checked every 50 ms).
-
-        Returns:
-            The seconds waited, or None: no turn (timed out or cancelled; nothing to give back).
-        """
-        with self._lock:
-            if self._free and not self._waiting:
-                self._free -= 1
-                return 0.0
-            mine = threading.Event()
-            self._waiting.append(mine)
-        start = time.monotonic()
-        while True:
-            left = start + timeout - time.monotonic()
-            if mine.wait(max(min(left, 0.05), 0.0)):
-                return time.monotonic() - start
-            if left <= 0 or (cancelled is not None and cancelled.is_set()):
-                with self._lock:
-                    if mine.is_set():  # handed over meanwhile: taken after all
-                        return time.monotonic() - start
-                    self._waiting.remove(mine)
-                return None
-
-    def give_back(self) -> None:
-        """End a turn: the longest waiter gets it, or it is free."""
-        with self._lock:
-            if self._waiting:
-                self._waiting.popleft().set()
-            else:
-                self._free += 1
 
 
 def _held_call(cur: Any, gen: _Generation, sql: str, params,

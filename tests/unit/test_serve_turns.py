@@ -1,4 +1,4 @@
-"""The endpoint's turns (dbrouter.serve.knowledge.Turns): at most n statements run at once, the
+"""The endpoint's turns (dbrouter.serve.turns.Turns): at most n statements run at once, the
 others wait first come first served, within a timeout, and a cancel ends a wait."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import threading
 import time
 
 from dbrouter.serve import RUNNING_PER_CORE, default_max_running
-from dbrouter.serve.knowledge import Turns
+from dbrouter.serve.turns import Turns
 
 
 def test_free_turns_are_taken_without_waiting_then_a_wait_times_out():
