@@ -209,7 +209,8 @@ class KnowledgeBase:
 
         Raises:
             duckdb.Error: DuckDB refused or failed the query (also ``InterruptException`` on timeout).
-            QueryRefused: the result is over the endpoint's bounds.
+            QueryRefused: the result is over the endpoint's bounds, or the statement waited its turn
+                (:meth:`_turn`) for the whole timeout or until the client cancelled it.
         """
         self.refresh()
         gen = self._enter()
