@@ -774,8 +774,9 @@ def test_statements_beyond_the_running_bound_wait_their_turn_within_the_timeout(
             assert info.value.sqlstate == "57014" and "busy" in str(info.value) and "--max-running" in str(info.value)
             assert 0.4 < time.monotonic() - start < 10
             kb.timeout = 30.0
-            # psql's Ctrl-C: a CancelRequest on a connection of its own (from another process: libpq's
-            # blocking cancel call would hold this process's GIL, which the server's threads need)
+            # psql's Ctrl-C: a CancelRequest on a connection of its own, from another process (psycopg's
+            # cancel() from this one, the server's, never returned: presumably libpq's blocking call
+            # holds the GIL the server's threads need)
             env = {**os.environ, "PGPASSWORD": PASSWORD, "PGCONNECT_TIMEOUT": "10"}
             proc = subprocess.Popen(["psql", "-h", "127.0.0.1", "-p", str(served["port"]), "-U", "analyst", "-d", "kb",
                                      "-X", "-c", "select count(*) from kb_databases"],
