@@ -765,6 +765,7 @@ def test_statements_beyond_the_running_bound_wait_their_turn_within_the_timeout(
     kb = served["server"].kb
     taken = [kb._turns.take(1.0) for _ in range(kb.max_running)]  # every turn busy
     assert all(t == 0.0 for t in taken)
+    held = len(taken)  # turns this test still holds (given back at the end, whatever fails)
     kb.timeout = 0.5
     try:
         with pg(served["port"], autocommit=True) as con:
@@ -781,14 +782,18 @@ def test_statements_beyond_the_running_bound_wait_their_turn_within_the_timeout(
             proc = subprocess.Popen(["psql", "-h", "127.0.0.1", "-p", str(served["port"]), "-U", "analyst", "-d", "kb",
                                      "-X", "-c", "select count(*) from kb_databases"],
                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-            time.sleep(1.0)
+            deadline = time.monotonic() + 20  # psql connected and its statement waits its turn
+            while not kb._turns._waiting:
+                assert time.monotonic() < deadline and proc.poll() is None, "psql's statement never waited"
+                time.sleep(0.01)
             proc.send_signal(signal.SIGINT)
             out, errs = proc.communicate(timeout=20)
             assert proc.returncode != 0 and "waited its turn" in errs, (out, errs)
             # a turn given back goes to the next statement, which runs
             threading.Timer(0.3, kb._turns.give_back).start()
+            held -= 1
             assert con.execute("select count(*) > 0 from kb_databases").fetchone() == (True,)
     finally:
         kb.timeout = 60.0
-        for _ in range(kb.max_running - 1):
+        for _ in range(held):
             kb._turns.give_back()

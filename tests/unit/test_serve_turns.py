@@ -32,10 +32,10 @@ def test_a_turn_given_back_goes_to_the_longest_waiter():
             turns.give_back()
 
     threads = []
-    for i in range(5):  # they queue in this order
+    for i in range(5):  # they queue in this order: each starts once the one before it waits
         threads.append(threading.Thread(target=wait, args=(i,)))
         threads[-1].start()
-        time.sleep(0.05)
+        _until(lambda n=i + 1: len(turns._waiting) == n)
     # a newcomer that finds a turn given back must not pass those waiting
     turns.give_back()
     assert turns.take(0.0) is None  # the turn went to waiter 0, not to this call
@@ -62,3 +62,11 @@ def test_a_cancel_ends_the_wait_and_leaves_the_queue():
 
 def test_the_default_is_per_core():
     assert default_max_running() >= RUNNING_PER_CORE and default_max_running() % RUNNING_PER_CORE == 0
+
+
+def _until(condition, seconds: float = 10.0) -> None:
+    """Wait until ``condition()`` holds (a busy machine schedules threads late), or fail."""
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, "the condition did not hold in time"
+        time.sleep(0.005)
