@@ -105,8 +105,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     sp.add_argument("--max-connections", type=positive_int, default=MAX_CONNECTIONS,
                     help=f"sessions at once; more get 'too many connections' (default {MAX_CONNECTIONS})")
     sp.add_argument("--max-running", type=positive_int, default=None, metavar="N",
-                    help=f"statements running at once; the others wait their turn within the query timeout "
-                    f"(default {RUNNING_PER_CORE} per CPU core: more only share the cores)")
+                    help=f"statements running at once; the others wait their turn within the query timeout, a turn "
+                    f"going to the waiting client that holds fewest (default {RUNNING_PER_CORE} per CPU core: "
+                    "more only share the cores)")
     sp.add_argument("--max-rows", type=positive_int, default=MAX_ROWS,
                     help=f"rows of one result; more is an error asking for a LIMIT (default {MAX_ROWS:,})")
     sp.set_defaults(func=cmd_serve)

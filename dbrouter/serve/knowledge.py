@@ -25,7 +25,7 @@ import contextlib
 import os
 import re
 import threading
-from collections.abc import Generator
+from collections.abc import Generator, Hashable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -239,7 +239,8 @@ class KnowledgeBase:
                     session.calls = calls
             except StatementRefused as exc:
                 raise QueryRefused(str(exc), exc.sqlstate) from None
-            waited = self._turn(session)
+            client = session.client if session is not None else None
+            waited = self._turn(session, client)
             # a held call runs on a cursor of cur's own (dbrouter.kb.held): the timer stops that too
             timer = threading.Timer(max(self.timeout - waited, 0.0), interrupt, (cur,))
             timer.start()
@@ -259,23 +260,29 @@ class KnowledgeBase:
                 return typed_table(table, wires)
             finally:
                 timer.cancel()
-                self._turns.give_back()
+                self._turns.give_back(client)
                 if session is None:
                     cur.close()
         finally:
             self._leave(gen)
 
-    def _turn(self, session: KBSession | None) -> float:
+    def _turn(self, session: KBSession | None, client: Hashable) -> float:
         """Wait for one of the ``max_running`` turns to run a statement (:class:`Turns`); the seconds waited.
 
         Statements beyond the cores' worth only share them: each runs slower and all finish later
         (16 sessions of the demo KB at once got 0.7x the throughput of 4). So the others wait here,
-        first come first served, within the statement's timeout; a client's cancel request ends the wait.
+        within the statement's timeout: a turn given back goes to the waiting client (``session.client``)
+        that holds the fewest, first come first served within a client. A client's cancel request
+        ends the wait.
+
+        Args:
+            session: the statement's session (None: a query of the endpoint's own).
+            client: who runs it (``session.client``; None for the endpoint's own).
 
         Raises:
             QueryRefused: no turn came within the timeout, or the client cancelled (57014).
         """
-        waited = self._turns.take(self.timeout, session.cancelled if session is not None else None)
+        waited = self._turns.take(self.timeout, session.cancelled if session is not None else None, client)
         if waited is None:
             if session is not None and session.cancelled.is_set():
                 raise QueryRefused("the query was cancelled by the client while it waited its turn", "57014")

@@ -300,6 +300,7 @@ class KBHandler(BuenaVistaHandler):
         self._deadline.cancel()
         ctx.session.user = ctx.params.get("user")
         ctx.session.address = self.client_address[0] if isinstance(self.client_address, tuple) else None
+        ctx.session.client = (ctx.session.address, ctx.session.user if server.config.policy is not None else None)
         if server.config.policy is not None:  # authenticated as this user: the session sees its databases
             access = server.config.policy.users[ctx.params["user"]]
             ctx.session.access = None if access.sees_all else access  # "*": an admin browses the whole KB

@@ -159,6 +159,10 @@ class KBSession(Session):
         self.user: str | None = None  # the user name the client logged in as (the policy's, under one)
         self.calls = Calls()  # the routing calls of the last statement (DuckDB's parse)
         self.address: str | None = None  # the client's address (its query-log budget)
+        # who the endpoint's turns count this session for (dbrouter.serve.turns): its address, and
+        # under an access policy its user (a password proved it; without one a client could name
+        # a new user per connection to get more turns)
+        self.client: tuple[str | None, str | None] = (None, None)
         self.cancelled = threading.Event()  # a cancel request came for the statement in progress
 
     def cursor(self):

@@ -264,3 +264,53 @@ def test_serve_and_mcp_refuse_a_kb_whose_routing_ignores_the_scope(built_kb, pol
     server = make_server(ServeConfig(stale, "127.0.0.1", 0))  # without a policy it serves as before
     server.server_close()
     server.kb.close()
+
+
+def test_serve_hands_a_busy_turn_to_the_user_holding_fewest(built_kb, policy_env, monkeypatch):
+    """Under a policy a client is a user at an address: alice's many statements waiting cannot keep
+    root's one waiting behind them (dbrouter.serve.turns), over the real client."""
+    import threading
+
+    import psycopg
+
+    from dbrouter.access import load_policy
+    from dbrouter.serve.server import ServeConfig, start_in_thread, stop
+
+    policy_file, env = policy_env
+    monkeypatch.setenv("TEST_PW_ALICE", env["TEST_PW_ALICE"])
+    monkeypatch.setenv("TEST_PW_ROOT", env["TEST_PW_ROOT"])
+    server, _ = start_in_thread(ServeConfig(built_kb["warehouse"], "127.0.0.1", 0, policy=load_policy(policy_file),
+                                            max_running=1))
+    port, turns = server.server_address[1], server.kb._turns
+    done: list[str] = []
+
+    def run(con, name: str) -> None:
+        con.execute("select count(*) from kb_allowed_databases").fetchall()
+        done.append(name)
+
+    cons = {name: psycopg.connect(host="127.0.0.1", port=port, user=user, dbname="kb", password=password,
+                                  connect_timeout=10, autocommit=True)
+            for name, user, password in (("alice1", "alice", "a-secret"), ("alice2", "alice", "a-secret"),
+                                         ("root", "root", "r-secret"))}
+    alice = ("127.0.0.1", "alice")
+    assert turns.take(1.0, client=alice) == 0.0  # alice runs a statement: the one turn is hers
+    held, threads = True, []
+    try:
+        for i, name in enumerate(("alice1", "alice2", "root"), start=1):  # they queue in this order
+            threads.append(threading.Thread(target=run, args=(cons[name], name)))
+            threads[-1].start()
+            deadline = time.monotonic() + 20
+            while turns.waiting() < i:
+                assert time.monotonic() < deadline, f"{name}'s statement never waited"
+                time.sleep(0.01)
+        turns.give_back(alice)
+        held = False
+        for t in threads:
+            t.join(30)
+        assert done == ["root", "alice1", "alice2"]
+    finally:
+        if held:
+            turns.give_back(alice)
+        for con in cons.values():
+            con.close()
+        stop(server)

@@ -783,7 +783,7 @@ def test_statements_beyond_the_running_bound_wait_their_turn_within_the_timeout(
                                      "-X", "-c", "select count(*) from kb_databases"],
                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
             deadline = time.monotonic() + 20  # psql connected and its statement waits its turn
-            while not kb._turns._waiting:
+            while not kb._turns.waiting():
                 assert time.monotonic() < deadline and proc.poll() is None, "psql's statement never waited"
                 time.sleep(0.01)
             proc.send_signal(signal.SIGINT)
