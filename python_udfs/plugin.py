@@ -47,6 +47,10 @@ Registered functions:
   (``kb_table_terms``, ``kb_vocabulary``, ``kb_route_tokens``) whose term is one of ``terms`` and,
   unless ``dbs`` is NULL, whose database is one of ``dbs``, from its postings held in the UDF
   process (:mod:`python_udfs.postings`); NULL columns read as NULL.
+* ``dbrouter_best_text_sums(relation, term_column, text_column, number_column, terms VARCHAR[]) ->
+  STRUCT(db_id, text, total DOUBLE)[]`` - from the same postings, each database's text (table)
+  whose rows of ``terms`` have the largest sum of numbers (BM25 weights), and that sum: the
+  shortlist's lexical channel, aggregated in the UDF process (:func:`python_udfs.postings.best_sums`).
 * ``dbrouter_join_paths(relation, db_ids VARCHAR[], from_tables VARCHAR[], max_hops INTEGER) ->
   STRUCT(db_id, from_table, to_table, hops INTEGER, join_path)[]`` - every table reachable from each
   (database, table) source over the join edges of ``relation`` (``kb_walk_edges``) held in the UDF
@@ -106,7 +110,7 @@ from python_udfs.udfs import TEXT_UDFS
 UDF_NAMES = ("embed", "dbrouter_cosine", "dbrouter_embedder", "embed_phrase", *(u.name for u in TEXT_UDFS),
              "dbrouter_static_model", "dbrouter_static_tokenizer", "dbrouter_static_pieces",
              "dbrouter_static_piece_vector", "dbrouter_stop_words", "dbrouter_document_hits", "dbrouter_phrase_mappings",
-             "dbrouter_term_postings", "dbrouter_join_paths", "dbrouter_schema_scores")
+             "dbrouter_term_postings", "dbrouter_best_text_sums", "dbrouter_join_paths", "dbrouter_schema_scores")
 
 # Batches at least this large are bulk embedding (a build's documents, not a routed question):
 # they print a progress line (DuckDB hands arrow UDFs up to 2,048 rows; a small KB's documents
@@ -349,7 +353,9 @@ def _register_term_postings(conn: duckdb.DuckDBPyConnection) -> None:
     """``dbrouter_term_postings(relation, term_column, text_column, number_column, terms, dbs)``: the rows
     of a lexical table whose term is one of ``terms`` (of the databases ``dbs`` only, unless NULL),
     from its postings held in the UDF process
-    (:mod:`python_udfs.postings`), instead of a scan of every row.
+    (:mod:`python_udfs.postings`), instead of a scan of every row; and
+    ``dbrouter_best_text_sums(relation, term_column, text_column, number_column, terms)``: from the
+    same postings, each database's best text by the sum of its rows' numbers (:func:`postings.best_sums`).
 
     ``relation``'s rows are read on the first call for those columns (through a cursor of ``conn``)
     and kept for the connection's life, as ``dbrouter_document_hits`` keeps its matrix. A NULL
@@ -384,6 +390,21 @@ def _register_term_postings(conn: duckdb.DuckDBPyConnection) -> None:
         "dbrouter_term_postings", _rows,
         [VARCHAR, VARCHAR, VARCHAR, VARCHAR, duckdb.list_type(VARCHAR), duckdb.list_type(VARCHAR)],
         duckdb.list_type(duckdb.struct_type({"db_id": VARCHAR, "term": VARCHAR, "text": VARCHAR, "number": DOUBLE})),
+        type="arrow", null_handling="special", side_effects=False)
+
+    def _best(relation: pa.Array, term: pa.Array, text: pa.Array, number: pa.Array, terms: pa.Array) -> pa.Array:
+        def row(i: int) -> pa.Array | None:
+            if not all(a[i].is_valid for a in (relation, term, text, number, terms)):
+                return None
+            held = _postings(relation[i].as_py(), term[i].as_py(), text[i].as_py(), number[i].as_py())
+            return postings.best_sums(held, terms[i].values.to_pylist())
+
+        return _row_lists(len(relation), row, postings.BEST_TYPE)
+
+    conn.create_function(
+        "dbrouter_best_text_sums", _best,
+        [VARCHAR, VARCHAR, VARCHAR, VARCHAR, duckdb.list_type(VARCHAR)],
+        duckdb.list_type(duckdb.struct_type({"db_id": VARCHAR, "text": VARCHAR, "total": DOUBLE})),
         type="arrow", null_handling="special", side_effects=False)
 
 

@@ -430,6 +430,7 @@ def test_a_serve_client_cannot_read_the_held_question_of_another_session(built_k
     "select dbrouter_term_postings('main.kb_vocabulary', 'term', null, null, ['singer'], null)",
     "select unnest(DBROUTER_TERM_POSTINGS('main.kb_table_terms', 'term', 'table_name', 'weight', ['age'], null))",
     "select dbrouter_document_hits('main.kb_document_embeddings', embed('singer'), 1, null, 3, 3)",
+    "select dbrouter_best_text_sums('main.kb_table_terms', 'term', 'table_name', 'weight', ['singer'])",
 ])
 def test_a_serve_client_cannot_read_the_kb_indexes_directly(built_kb, sql):
     """The indexes the routing macros read through UDFs hold every database's rows: a client calling
@@ -439,10 +440,11 @@ def test_a_serve_client_cannot_read_the_kb_indexes_directly(built_kb, sql):
     from dbrouter.serve.knowledge import KnowledgeBase
     from dbrouter.serve.session import INTERNAL_UDFS, KBSession
 
-    assert {"dbrouter_term_postings", "dbrouter_document_hits", "dbrouter_phrase_mappings"} <= INTERNAL_UDFS
+    assert {"dbrouter_term_postings", "dbrouter_document_hits", "dbrouter_phrase_mappings",
+            "dbrouter_best_text_sums"} <= INTERNAL_UDFS
     kb = KnowledgeBase(built_kb["warehouse"])
     try:
-        with pytest.raises(QueryRefused, match="(?i)dbrouter_(term_postings|document_hits)"):
+        with pytest.raises(QueryRefused, match="(?i)dbrouter_(term_postings|document_hits|best_text_sums)"):
             kb.query(sql, None, KBSession(kb))
     finally:
         kb.close()

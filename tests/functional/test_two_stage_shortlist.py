@@ -270,6 +270,26 @@ def test_the_term_postings_are_the_rows_a_scan_keeps(kb_con, relation, term, tex
                                                          [ask]).fetchall())  # the databases cut something
 
 
+def test_the_best_text_sums_are_the_sql_sums_and_ranks(kb_con):
+    """dbrouter_best_text_sums gives each database's best table for the words asked as the pure-SQL
+    lexical channel computes it from the scan (sum of the weights, then the best per database, ties
+    to the larger name), to the last bit; kb_table_terms' weights are multiples of 2^-32."""
+    assert kb_con.execute("select count(*) from kb_table_terms "
+                          "where weight * 4294967296.0 != round(weight * 4294967296.0)").fetchall() == [(0,)]
+    words = [r[0] for r in kb_con.execute("select distinct term from kb_table_terms order by 1").fetchall()]
+    assert len(words) > 50
+    for ask in [words[:1], words[::5], words[::3], words[-7:] + ["no such word", words[0]], [], words]:
+        got = kb_con.execute("select u.b.db_id, u.b.total, u.b.text from (select unnest(dbrouter_best_text_sums("
+                             "'main.kb_table_terms', 'term', 'table_name', 'weight', ?)) as b) as u order by 1",
+                             [ask]).fetchall()
+        want = kb_con.execute("select db_id, max(bm25), arg_max(table_name, (bm25, table_name)) from ("
+                              "  select db_id, table_name, sum(weight) as bm25 from kb_table_terms "
+                              "  where list_contains(?, term) group by db_id, table_name) group by db_id order by 1",
+                              [ask]).fetchall()
+        assert got == want, ask[:3]
+        assert len(got) > 0 or not set(ask) & set(words)
+
+
 @pytest.fixture(scope="module")
 def postings_kb(built_kb, tmp_path_factory) -> Path:
     """A copy of the demo KB whose UDF path reads its three lexical tables by term from the UDF
@@ -293,7 +313,10 @@ def test_the_routes_read_from_postings_are_the_scans(kb_con, postings_kb):
     assert "dbrouter_term_postings" not in _body(kb_con, "route_query_ranked_udf")  # below the bound: scanned
     con = connect(postings_kb, embedder="hash")
     try:
-        assert _body(con, "route_query_ranked_udf").count("dbrouter_term_postings") == 3
+        # kb_vocabulary and kb_route_tokens by term; kb_table_terms summed per database there too
+        assert _body(con, "route_query_ranked_udf").count("dbrouter_term_postings") == 2
+        assert _body(con, "route_query_ranked_udf").count("dbrouter_best_text_sums") == 1
+        assert "dbrouter_best_text_sums" not in _body(kb_con, "route_query_ranked_udf")
         assert "dbrouter_term_postings" not in _body(con, "route_query_ranked_sql")  # never the pure-SQL path
         for question in QUESTIONS + ["xyzzy plugh", "What is the average age of singers from France?"]:
             want = kb_con.execute("select route_query_json_udf(?, 10)", [question]).fetchall()[0][0]

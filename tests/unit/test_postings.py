@@ -8,7 +8,7 @@ import random
 import pyarrow as pa
 import pytest
 
-from python_udfs.postings import POSTING_TYPE, build_postings, lookup
+from python_udfs.postings import BEST_TYPE, EXACT_UNIT, POSTING_TYPE, best_sums, build_postings, lookup
 
 
 def _table(rows: list[tuple]) -> pa.Table:
@@ -90,3 +90,72 @@ def test_a_null_term_is_refused():
                       "number": pa.nulls(1, pa.float64()), "term_no": pa.array([1], pa.int64())})
     with pytest.raises(ValueError, match="NULL term"):
         build_postings(table)
+
+
+def _weighted_rows(rng: random.Random, n: int) -> list[tuple]:
+    """(db_id, term, table, weight) rows as kb_table_terms holds them: each (database, table, term)
+    once, weights multiples of 2^-32 (many equal, so sums tie), table names that differ in case and
+    in non-ASCII letters (VARCHAR order is by code point)."""
+    tables = ["Singer", "singer", "song", "Stadium", "zoo", "Zoë", "zoe", "a"]
+    weights = [round(rng.random() * 9 / EXACT_UNIT) * EXACT_UNIT for _ in range(6)] + [1.0, 0.5]
+    seen, rows = set(), []
+    for _ in range(n):
+        row = (f"db{rng.randrange(12)}", f"w{rng.randrange(30)}", rng.choice(tables))
+        if row not in seen:
+            seen.add(row)
+            rows.append((*row, rng.choice(weights)))
+    return rows
+
+
+def _best_by_hand(rows: list[tuple], asked: list) -> dict[str, tuple[str, float]]:
+    """Each database's best table as SQL computes it: sum(weight) per table, then the largest sum,
+    ties to the larger name (arg_max(table_name, (bm25, table_name)))."""
+    sums: dict[tuple[str, str], float] = {}
+    for db, term, table, weight in rows:
+        if term in asked:
+            sums[(db, table)] = sums.get((db, table), 0.0) + weight
+    best: dict[str, tuple[str, float]] = {}
+    for (db, table), total in sums.items():
+        if db not in best or (total, table) > (best[db][1], best[db][0]):
+            best[db] = (table, total)
+    return best
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_best_sums_is_each_database_best_table_as_sql_sums_and_ranks_it(seed):
+    rng = random.Random(seed)
+    rows = _weighted_rows(rng, 700)
+    held = build_postings(_table(rows))
+    for _ in range(25):
+        asked = rng.sample([f"w{i}" for i in range(35)], rng.randrange(0, 9))  # w30.. are unknown
+        asked += rng.sample(asked, min(2, len(asked))) + [None]  # repeats and a NULL add nothing
+        got = best_sums(held, asked)
+        assert got.type == BEST_TYPE
+        assert {r["db_id"]: (r["text"], r["total"]) for r in got.to_pylist()} == _best_by_hand(rows, asked)
+        assert len(got) == len({r["db_id"] for r in got.to_pylist()})
+
+
+def test_best_sums_totals_do_not_depend_on_the_order_of_the_words():
+    """The weights are multiples of 2^-32, so every order of adding gives the same double (the
+    reason kb_table_terms rounds them): the same totals whatever order the words are asked in."""
+    rows = [("a", f"w{i}", "t", round((0.1 + i / 7) / EXACT_UNIT) * EXACT_UNIT) for i in range(9)]
+    held = build_postings(_table(rows))
+    words = [f"w{i}" for i in range(9)]
+    totals = {best_sums(held, random.Random(s).sample(words, 9)).to_pylist()[0]["total"] for s in range(30)}
+    assert len(totals) == 1
+    assert totals == {math.fsum(r[3] for r in rows)}  # the exact sum
+
+
+def test_best_sums_refuses_numbers_whose_sums_depend_on_the_order():
+    held = build_postings(_table([("a", "x", "t", 0.1), ("a", "y", "t", 0.2)]))  # not multiples of 2^-32
+    with pytest.raises(ValueError, match="rebuild the KB"):
+        best_sums(held, ["x", "y"])
+    big = build_postings(_table([("a", "x", "t", 2.0 ** 20), ("a", "y", "t", 2.0 ** 20)]))  # the sum reaches 2^21
+    best_sums(big, ["x"])
+    with pytest.raises(ValueError, match="rebuild the KB"):
+        best_sums(big, ["x", "y"])
+    with pytest.raises(ValueError, match="NULL number"):
+        best_sums(build_postings(_table([("a", "x", "t", None)])), ["x"])
+    with pytest.raises(ValueError, match="NULL text"):
+        best_sums(build_postings(_table([("a", "x", None, 1.0)])), ["x"])
+    assert len(best_sums(build_postings(_table([])), ["x"])) == 0

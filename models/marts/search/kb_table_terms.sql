@@ -9,6 +9,10 @@
 --   weight = idf * (k1 + 1) / (1 + k1 * (1 - b + b * n_terms / avg_terms))
 --   idf    = ln(1 + (N - df + 0.5) / (df + 0.5)), N tables, df tables holding the term
 -- k1 and b are BM25's usual constants (vars dbrouter__lexical_k1 / dbrouter__lexical_b).
+-- The weight is rounded to a multiple of 2^-32 (2.3e-10; BM25 weights are below 100): every sum of
+-- such values below 2^21 is exact in a double, in any order, so a question's score of a table is
+-- the same whoever adds its weights and in whatever order (route_shortlist_step in SQL, or
+-- dbrouter_best_text_sums in the UDF process) without rounding each to a DECIMAL first (float_agg).
 {%- set k1 = dbrouter.get_var('dbrouter__lexical_k1') | float %}
 {%- set b = dbrouter.get_var('dbrouter__lexical_b') | float %}
 with texts as (
@@ -40,8 +44,9 @@ df as (
     select term, count(*) as n_tables_with from terms group by term
 )
 select t.db_id, t.table_name, t.term,
-    ln(1 + (s.n_tables - d.n_tables_with + 0.5) / (d.n_tables_with + 0.5))
-    * {{ k1 + 1 }} / (1 + {{ k1 }} * (1 - {{ b }} + {{ b }} * l.n_terms / s.avg_terms)) as weight
+    round(ln(1 + (s.n_tables - d.n_tables_with + 0.5) / (d.n_tables_with + 0.5))
+          * {{ k1 + 1 }} / (1 + {{ k1 }} * (1 - {{ b }} + {{ b }} * l.n_terms / s.avg_terms))
+          * 4294967296.0) / 4294967296.0 as weight
 from terms as t
 join lengths as l on l.db_id = t.db_id and l.table_name = t.table_name
 join df as d on d.term = t.term
