@@ -26,6 +26,13 @@ def _rows(rng: random.Random, n: int) -> list[tuple]:
              rng.choice([None, rng.random() * 7, -0.0, 1e-300])) for _ in range(n)]
 
 
+def _asked(rng: random.Random, words: int) -> list:
+    """Up to 7 of the words w0 .. w<words - 1>, then two of them again and a NULL (repeats and a
+    NULL add nothing)."""
+    asked = rng.sample([f"w{i}" for i in range(words)], rng.randrange(0, 8))
+    return asked + rng.sample(asked, min(2, len(asked))) + [None]
+
+
 def _key(row: dict) -> tuple:
     return tuple("NULL" if v is None else repr(v) for v in row.values())
 
@@ -36,8 +43,7 @@ def test_lookup_returns_exactly_the_rows_of_the_terms_asked(seed):
     rows = _rows(rng, 500)
     held = build_postings(_table(rows))
     for _ in range(20):
-        asked = rng.sample([f"w{i}" for i in range(50)], rng.randrange(0, 8))  # w40.. are unknown
-        asked += rng.sample(asked, min(2, len(asked))) + [None]  # repeats and a NULL add nothing
+        asked = _asked(rng, 50)  # w40.. are unknown
         got = lookup(held, asked)
         assert got.type == POSTING_TYPE
         want = [dict(zip([f.name for f in POSTING_TYPE], r, strict=True)) for r in rows if r[1] in asked]
@@ -127,8 +133,7 @@ def test_best_sums_is_each_database_best_table_as_sql_sums_and_ranks_it(seed):
     rows = _weighted_rows(rng, 700)
     held = build_postings(_table(rows))
     for _ in range(25):
-        asked = rng.sample([f"w{i}" for i in range(35)], rng.randrange(0, 9))  # w30.. are unknown
-        asked += rng.sample(asked, min(2, len(asked))) + [None]  # repeats and a NULL add nothing
+        asked = _asked(rng, 35)  # w30.. are unknown
         got = best_sums(held, asked)
         assert got.type == BEST_TYPE
         assert {r["db_id"]: (r["text"], r["total"]) for r in got.to_pylist()} == _best_by_hand(rows, asked)
