@@ -55,7 +55,8 @@ class Turns:
         Args:
             timeout: seconds to wait at most.
             cancelled: an event that ends the wait when set (checked every 50 ms).
-            client: who asks (the endpoint's client address); give the turn back with the same.
+            client: who asks (the session's client: its address, and its user under a policy); give
+                the turn back with the same.
 
         Returns:
             The seconds waited, or None: no turn (timed out or cancelled; nothing to give back).
