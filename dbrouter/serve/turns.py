@@ -79,8 +79,7 @@ class Turns:
                     if mine.handed.is_set():  # handed over meanwhile: taken after all
                         return time.monotonic() - start
                     self._waiting.remove(mine)
-                    if not self._held[client] and all(w.client != client for w in self._waiting):
-                        self._served.pop(client, None)
+                    self._forget_if_idle(client)
                 return None
 
     def give_back(self, client: Hashable = None) -> None:
@@ -89,8 +88,7 @@ class Turns:
             self._held[client] -= 1
             if self._held[client] <= 0:
                 del self._held[client]
-                if all(w.client != client for w in self._waiting):  # idle now: nothing to remember
-                    self._served.pop(client, None)
+            self._forget_if_idle(client)
             if not self._waiting:
                 self._free += 1
                 return
@@ -100,6 +98,11 @@ class Turns:
             self._held[nxt.client] += 1
             self._served[nxt.client] = next(self._turns)
             nxt.handed.set()
+
+    def _forget_if_idle(self, client: Hashable) -> None:
+        """Drop when ``client`` was last served once it holds no turn and waits for none (under the lock)."""
+        if not self._held[client] and all(w.client != client for w in self._waiting):
+            self._served.pop(client, None)
 
     def waiting(self) -> int:
         """Statements waiting for a turn now."""
