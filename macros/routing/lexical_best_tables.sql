@@ -40,8 +40,7 @@ group by db_id
     python_udfs/postings.py best_sums), the same totals and ties, instead of the words' rows handed
     to SQL to be summed and ranked (10,000 synthetic databases: ~48,000 rows, ~30,000 tables). -#}
 {% macro duckdb__lexical_best_tables(terms, path) -%}
-{%- if path != 'udf' or not dbrouter.get_var('dbrouter__vector_index')
-      or dbrouter._table_rows('kb_table_terms') < dbrouter.get_var('dbrouter__term_postings_min_rows') | int -%}
+{%- if not dbrouter._reads_postings('kb_table_terms', path) -%}
 {{ dbrouter.default__lexical_best_tables(terms, path) }}
 {%- else -%}
 select u.b.db_id as db_id, u.b.total as s_lexical, u.b.text as lexical_table

@@ -37,8 +37,7 @@
     all. A call costs ~0.6 ms more than a small table's scan (an Arrow UDF's result converted),
     so a small table is still scanned (adr-0030). -#}
 {% macro duckdb__term_postings(relation, term, terms, path, text=none, number=none, dbs=none) -%}
-{%- set min_rows = dbrouter.get_var('dbrouter__term_postings_min_rows') | int -%}
-{%- if path != 'udf' or not dbrouter.get_var('dbrouter__vector_index') or dbrouter._table_rows(relation) < min_rows -%}
+{%- if not dbrouter._reads_postings(relation, path) -%}
 {{ dbrouter.default__term_postings(relation, term, terms, path, text, number, dbs) }}
 {%- else -%}
 (select u.p.db_id as db_id, u.p.term as {{ term }}
@@ -48,6 +47,13 @@
            {% if text %}'{{ text }}'{% else %}null{% endif %}, {% if number %}'{{ number }}'{% else %}null{% endif %},
            {{ terms }}, {{ dbs if dbs else 'null' }})) as p) as u)
 {%- endif -%}
+{%- endmacro %}
+
+{#- Whether DuckDB's UDF path reads `relation` from the UDF process (duckdb__term_postings; also
+    lexical_best_tables): the vector index on, and the table at least dbrouter__term_postings_min_rows. -#}
+{% macro _reads_postings(relation, path) -%}
+{{ return(path == 'udf' and dbrouter.get_var('dbrouter__vector_index')
+          and dbrouter._table_rows(relation) >= dbrouter.get_var('dbrouter__term_postings_min_rows') | int) }}
 {%- endmacro %}
 
 {#- The rows of a KB mart now (0 while dbt parses: nothing is created then). -#}
