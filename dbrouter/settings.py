@@ -45,7 +45,7 @@ SETTINGS: tuple[Setting, ...] = (
             "python_udfs", "knowledge base"),
     Setting("DBROUTER_PROJECT_DIR", None, "a dbrouter checkout whose dbt project `build` runs instead of the one "
             "shipped in the package", "knowledge base"),
-    Setting("DBROUTER_BUILD_MEMORY_LIMIT", "3GB", "DuckDB's memory during `dbt build` (spills beyond it); read by "
+    Setting("DBROUTER_BUILD_MEMORY_LIMIT", "2.5GB", "DuckDB's memory during `dbt build` (spills beyond it); read by "
             "profiles.example.yml", "knowledge base"),
     Setting("DBROUTER_SOURCE_MEMORY_LIMIT", "2GB", "DuckDB's memory for reading a DuckDB source file", "sources"),
     Setting("DBROUTER_INGEST_STATEMENT_TIMEOUT", "30", "seconds one query on a SQLite or DuckDB source may take "

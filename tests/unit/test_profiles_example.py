@@ -40,7 +40,7 @@ def test_duckdb_target_writes_where_dbrouter_build_says():
 
 def test_duckdb_build_memory_is_bounded_and_settable():
     settings = _outputs()["duckdb"]["settings"]
-    assert settings["memory_limit"] == "{{ env_var('DBROUTER_BUILD_MEMORY_LIMIT', '3GB') }}"
+    assert settings["memory_limit"] == "{{ env_var('DBROUTER_BUILD_MEMORY_LIMIT', '2.5GB') }}"
 
 
 def test_duckdb_build_stores_vectors_without_float_compression():
