@@ -31,8 +31,8 @@ select r.* from {{ relation }} as r join ({{ dbs }}) as s on s.db_id = r.db_id w
     correlated, and DuckDB decorrelated an IN into a semi join that paired every row of the
     relation with every question (spider-route, 40 questions: 62 -> 44 ms a question batched; one
     question, 206 and 10,000 databases: the same). The rowids are found with a semi join (`db_id in
-    (dbs)`), not a join with dbs: DuckDB estimated that join's rows above the table's own count (a
-    join's estimate multiplies, a semi join's cannot exceed its input), built its hash table on the
+    (dbs)`), not a join with dbs: DuckDB estimated that join's rows above the table's own count
+    (547,295 for 516,874; a semi join it estimates below its input), built its hash table on the
     whole table and read every row's vector, the rowid filter unused (10,000 databases: 517k
     phrases, 147 ms of a 466 ms pure-SQL question; 206: every phrase and column vector). Batched
     routing is unchanged (spider-route, 30 questions at once: the same time and answers). -#}

@@ -3,14 +3,12 @@ lookup by name, the schema rendering and the LLM-free linker."""
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import pytest
 
 from dbrouter.errors import DbrouterError
 from dbrouter.linking.columns import all_columns, lookup_columns, render_schema, retrieve_columns, table_names
 from dbrouter.linking.linker import link_schema
+from tests.profiling import scanned_rows, table_scans
 
 
 def test_retrieve_columns_ranks_excludes_and_limits(kb_con):
@@ -99,30 +97,6 @@ def test_ask_refuses_a_bad_column_budget_before_any_work(kb_con, bad):
         ask(kb_con, "How many singers are there?", "concert_singer", max_columns=bad)
 
 
-def _scans(profile: Path, table: str) -> list[int]:
-    """The rows each scan of `table` passed on in the statement DuckDB's JSON profile describes."""
-    tree = json.loads(profile.read_text())["operator"]
-    stack, rows = list(tree if isinstance(tree, list) else [tree]), []
-    while stack:
-        node = stack.pop()
-        if node.get("type") == "TABLE_SCAN" and node.get("extra_info", {}).get("Table", "").endswith("." + table):
-            rows.append(node["intermediate_rows"])
-        stack.extend(node.get("children", []))
-    return rows
-
-
-def _scanned_rows(con, sql: str, params: list, table: str, tmp_path) -> list[int]:
-    """The rows each scan of `table` passed on while `sql` ran (DuckDB's profiler)."""
-    out = tmp_path / "profile.json"
-    con.execute("PRAGMA enable_profiling='json'")
-    con.execute(f"SET profiling_output='{out}'")
-    try:
-        con.execute(sql, params).fetchall()
-    finally:
-        con.execute("PRAGMA disable_profiling")
-    return _scans(out, table)
-
-
 @pytest.mark.parametrize("path, table", [("udf", "kb_document_embeddings"), ("sql", "kb_static_document_embeddings")])
 def test_retrieve_columns_reads_only_that_databases_documents(kb_con, tmp_path, path, table):
     """The scan filters on the database: it used to read every database's column vectors (0.22x
@@ -130,8 +104,8 @@ def test_retrieve_columns_reads_only_that_databases_documents(kb_con, tmp_path, 
     ours = kb_con.execute(f"select count(*) from {table} where db_id = 'concert_singer'").fetchall()[0][0]
     every = kb_con.execute(f"select count(*) from {table}").fetchall()[0][0]
     assert 0 < ours < every
-    rows = _scanned_rows(kb_con, f"select * from retrieve_columns_{path}(?, 'concert_singer', 5, null)",
-                         ["How old is each singer?"], table, tmp_path)
+    rows = scanned_rows(kb_con, f"select * from retrieve_columns_{path}(?, 'concert_singer', 5, null)",
+                        ["How old is each singer?"], table, tmp_path / "profile.json")
     assert rows and max(rows) <= ours
 
 
@@ -154,7 +128,7 @@ def test_linking_signals_read_only_that_databases_vectors(kb_con, tmp_path):
             class Rows:
                 def fetchall(self_inner):
                     rows = result.fetchall()
-                    scanned.extend(_scans(out, "kb_document_embeddings"))
+                    scanned.extend(table_scans(out, "kb_document_embeddings"))
                     return rows
             return Rows()
 

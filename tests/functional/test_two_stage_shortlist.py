@@ -25,6 +25,7 @@ import yaml
 from dbrouter.kb.connect import connect
 from dbrouter.kb.dbt_runner import project_dir, run_dbt
 from python_udfs.phrases import content_words
+from tests.profiling import scanned_rows, table_scans
 
 QUESTIONS = [
     "How many singers do we have?",
@@ -175,24 +176,6 @@ def test_narrow_first_stage_on_the_pure_sql_path(narrow_kb):
         con.close()
 
 
-def _scanned(con, sql: str, params: list, tables: tuple[str, ...], out: Path) -> dict[str, list[int]]:
-    """The rows each scan of each of `tables` passed on while `sql` ran (DuckDB's JSON profile)."""
-    con.execute("PRAGMA enable_profiling='json'")
-    con.execute(f"SET profiling_output='{out}'")
-    try:
-        con.execute(sql, params).fetchall()
-    finally:
-        con.execute("PRAGMA disable_profiling")
-    stack, rows = list(json.loads(out.read_text())["operator"]), {t: [] for t in tables}
-    while stack:
-        node = stack.pop()
-        table = node.get("extra_info", {}).get("Table", "").rsplit(".", 1)[-1]
-        if node.get("type") == "TABLE_SCAN" and table in rows:
-            rows[table].append(node["intermediate_rows"])
-        stack.extend(node.get("children", []))
-    return rows
-
-
 @pytest.fixture(scope="module")
 def many_kb(tmp_path_factory) -> Path:
     """A KB of 200 synthetic databases (the demo's college_3 schema renamed, as `eval scale` makes
@@ -225,11 +208,12 @@ def test_the_pure_sql_path_fetches_only_the_candidates_rows(many_kb, tmp_path):
         columns = largest("select count(*) from kb_static_document_embeddings where route_stage = 2", 50)
         every = con.execute("select count(*) from kb_column_phrases").fetchall()[0][0]
         assert phrases * 10 < every
-        scans = _scanned(con, "select route_query_sql(?)", [QUESTIONS[0]],
-                         ("kb_column_phrases", "kb_static_document_embeddings"), tmp_path / "profile.json")
+        profile = tmp_path / "profile.json"
+        phrase_scans = scanned_rows(con, "select route_query_sql(?)", [QUESTIONS[0]], "kb_column_phrases", profile)
+        column_scans = table_scans(profile, "kb_static_document_embeddings")
         # a narrow scan (db_id and the condition's columns) finds the rowids, then the fetch
-        assert min(scans["kb_column_phrases"]) <= phrases, scans
-        assert min(scans["kb_static_document_embeddings"]) <= columns, scans
+        assert min(phrase_scans) <= phrases, phrase_scans
+        assert min(column_scans) <= columns, column_scans
     finally:
         con.close()
 
