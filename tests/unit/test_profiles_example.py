@@ -41,6 +41,10 @@ def test_duckdb_target_writes_where_dbrouter_build_says():
 def test_duckdb_build_memory_is_bounded_and_settable():
     settings = _outputs()["duckdb"]["settings"]
     assert settings["memory_limit"] == "{{ env_var('DBROUTER_BUILD_MEMORY_LIMIT', '2.5GB') }}"
+    # the profile's fallback is the settings table's default (docs/configuration.md): one value
+    from dbrouter.settings import BY_NAME
+
+    assert f"'{BY_NAME['DBROUTER_BUILD_MEMORY_LIMIT'].default}'" in settings["memory_limit"]
 
 
 def test_duckdb_build_stores_vectors_without_float_compression():
