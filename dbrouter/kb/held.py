@@ -30,7 +30,9 @@ Only what makes this exact is held:
   one set of copies); other calls are planned as before.
 
 The first question on a connection is answered without holding anything, so a one-question process
-(``dbrouter route``) pays neither the copies nor the ``PREPARE``.
+(``dbrouter route``) pays neither the copies nor the ``PREPARE``. A held answer is kept
+(:mod:`dbrouter.kb.answers`, in the holder): the same scope, entry, ``k`` and question text again
+is answered without running the statement.
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dbrouter.connection import SCOPE_VARIABLE
+from dbrouter.kb.answers import MISSING, Answers
 
 ENTRY = "route_query_json_udf"
 """The UDF path's ranking as JSON: what :func:`dbrouter.route` reads."""
@@ -108,6 +111,7 @@ class _Holder:
     tables: dict[str, Any] | None = None  # table name -> pyarrow.Table of those columns
     scopes: OrderedDict = field(default_factory=OrderedDict)  # scope key -> _Scoped
     lock: threading.Lock = field(default_factory=threading.Lock)
+    answers: Answers = field(default_factory=Answers)  # what the held statements answered (adr-0038)
 
 
 def held_route_json(con: Any, question: str | None, k: int) -> str | None:
@@ -121,15 +125,43 @@ def held_route_json(con: Any, question: str | None, k: int) -> str | None:
     Returns:
         The JSON ``route_query_json_udf`` returns, or None when this call is not held: not a DuckDB
         connection, one that can write, its first routing call, or a question that is not a str
-        without NUL characters. The caller then routes as before.
+        without NUL characters. The caller then routes as before. A question asked again under
+        the same scope and ``k`` is answered from the connection's :class:`~dbrouter.kb.answers.Answers`.
     """
-    found = _held(con, ENTRY, question, k, con)  # copies kept as con's: its plain SQL names share them
+    answer = held_answer(con, ENTRY, question, k, con)  # copies kept as con's: its plain SQL names share them
+    return None if answer is MISSING else answer
+
+
+def held_answer(con: Any, entry: str, question: str | None, k: int | None = None, share: Any = None) -> Any:
+    """``entry(question[, k])``'s one value through ``con``'s held plan, or :data:`~dbrouter.kb.answers.MISSING`.
+
+    The answer is kept in the connection's :class:`~dbrouter.kb.answers.Answers` under the
+    caller's scope, ``entry``, ``k`` and the question's exact text; the same call again is
+    answered from there without running the statement.
+
+    Args:
+        con: the caller's connection or cursor (its scope is read on every call).
+        entry: one of :data:`HELD`.
+        question: the question (a str without NUL characters; None or anything else: not held).
+        k: the number of candidates, for an entry that takes it.
+        share: as :func:`held_statement`'s.
+
+    Returns:
+        The value, or ``MISSING`` when this call is not held (the caller plans it as before).
+    """
+    found = _held(con, entry, question, k, share)
     if found is None or not isinstance(question, str):  # the second: _held takes nothing else
-        return None
-    scoped, name = found
+        return MISSING
+    holder, scope, scoped, name = found
+    key = Answers.key(scope, entry, k, question)
+    answer = holder.answers.get(key)
+    if answer is not MISSING:
+        return answer
     with scoped.lock:  # the question stays this call's until its row is read
         _QUESTIONS[scoped.key] = question
-        return scoped.con.execute(f"EXECUTE {name}").fetchall()[0][0]
+        answer = scoped.con.execute(f"EXECUTE {name}").fetchall()[0][0]
+    holder.answers.put(key, answer, len(answer) if isinstance(answer, str) else 16)
+    return answer
 
 
 def held_statement(con: Any, entry: str, question: str | None, k: int | None = None,
@@ -153,7 +185,7 @@ def held_statement(con: Any, entry: str, question: str | None, k: int | None = N
     found = _held(con, entry, question, k, share)
     if found is None or not isinstance(question, str):  # the second: _held takes nothing else
         return None
-    scoped, name = found
+    _, _, scoped, name = found
     with scoped.lock:
         _QUESTIONS[scoped.key] = question
     return scoped.con, f"EXECUTE {name}"
@@ -268,9 +300,9 @@ def _give_up(holder: _Holder, share: Any, exc: Exception) -> None:
 
 
 def _held(con: Any, entry: str, question: str | None, k: int | None = None,
-          share: Any = None) -> tuple[_Scoped, str] | None:
-    """The held cursor for ``con``'s scope and the name of the statement answering ``entry`` with
-    ``k``, or None when this call is not held (arguments: :func:`held_statement`)."""
+          share: Any = None) -> tuple[_Holder, str | None, _Scoped, str] | None:
+    """(holder, scope key, held cursor for ``con``'s scope, name of the statement answering
+    ``entry`` with ``k``), or None when this call is not held (arguments: :func:`held_statement`)."""
     holder = _holder(_HOLDERS, con) if _holdable(entry, question, k) else None
     if holder is None:
         return None
@@ -299,7 +331,7 @@ def _held(con: Any, entry: str, question: str | None, k: int | None = None,
         except duckdb.Error as exc:  # a KB whose route names what the copies miss: plan as before, and say so
             _give_up(holder, share, exc)
             return None
-        return cursor, name
+        return holder, key, cursor, name
 
 
 def _holdable(entry: str, question: str | None, k: int | None) -> bool:
@@ -333,8 +365,20 @@ def _admit(con: Any, holder: _Holder) -> tuple[bool, str | None]:
         holder.usable = _usable(con, holder)
     if not holder.usable:
         return False, None
+    return True, scope_key(con)
+
+
+def scope_key(con: Any) -> str | None:
+    """The key of ``con``'s access scope: its scope variable's value as text (None: unset).
+
+    Args:
+        con: a DuckDB connection or cursor.
+
+    Returns:
+        The key held cursors and kept answers are found by.
+    """
     scope = con.execute(f"select getvariable('{SCOPE_VARIABLE}')").fetchall()[0][0]
-    return True, None if scope is None else repr(scope)
+    return None if scope is None else repr(scope)
 
 
 def interrupt(con: Any) -> None:

@@ -5,12 +5,14 @@ A notebook, a script or dbt's Python step that writes ``select route_query('...'
 ``dbrouter.connect()`` gave it would otherwise have DuckDB bind and optimise the whole routing query
 again for every question: about 60 % of a warm question's time on spider-route. On such a
 connection the two plain names are temp macros over one Python UDF, :data:`SQL_UDF`, which answers
-each row on a cursor of the connection's own (:class:`_Hold`) through :func:`dbrouter.kb.held.held_statement`:
+each row on a cursor of the connection's own (:class:`_Hold`) through :func:`dbrouter.kb.held.held_answer`:
 
 - the first question is planned on that cursor, as ``route_query_json_udf(?, k := ?)`` /
   ``route_query_udf(?)``: a one-question process pays no copies;
 - from the second on, the statement prepared once over the held copies answers it, the same rows
-  by the same plan (``tests/functional/test_held_sql.py`` compares them with the planned names).
+  by the same plan (``tests/functional/test_held_sql.py`` compares them with the planned names),
+  and a question asked again under the same scope and ``k`` gets the answer kept
+  (:mod:`dbrouter.kb.answers`).
 
 The caller's access scope (the session variable :data:`dbrouter.connection.SCOPE_VARIABLE`) is
 read by the macro, where the caller's statement runs, and set on the cursor before each answer;
@@ -36,7 +38,8 @@ from typing import Any
 
 from dbrouter.connection import SCOPE_VARIABLE
 from dbrouter.errors import WarehouseError
-from dbrouter.kb.held import HELD, held_statement, register_once
+from dbrouter.kb.answers import MISSING
+from dbrouter.kb.held import HELD, held_answer, register_once
 
 SQL_UDF = "dbrouter_held_sql"
 """``dbrouter_held_sql(key, entry, question, k, scope)``: ``entry(question[, k])`` answered for the
@@ -125,10 +128,9 @@ def _answer(key: str | None, entry: str | None, question: str | None, k: float |
         held_k = None
         if takes_k and k is not None and math.isfinite(k) and abs(k) < 2**31:  # else planned
             held_k = math.floor(k)  # a held statement's k is a whole number: rank <= 2.6 keeps rank <= 2's
-        found = held_statement(hold.base, entry, question, held_k, hold.owner())  # None: k not held
-        if found is not None:
-            cursor, statement = found
-            return cursor.execute(statement).fetchall()[0][0]
+        answer = held_answer(hold.base, entry, question, held_k, hold.owner())  # MISSING: not held
+        if answer is not MISSING:
+            return answer
         if takes_k:
             return hold.base.execute(f"select {entry}(?, k := ?)", [question, k]).fetchall()[0][0]
         return hold.base.execute(f"select {entry}(?)", [question]).fetchall()[0][0]

@@ -70,6 +70,25 @@ def test_a_scope_gets_its_own_held_rows_and_never_another_scopes(con):
     con.execute(scope_ddl(None))
 
 
+def test_a_question_asked_again_is_answered_from_the_kept_answers_of_its_scope_and_k(con):
+    """The same question, scope and k again: the kept answer, equal to the planned query's, and the
+    held statement does not run (its cursor is closed to prove it). Another scope or k is not it."""
+    held_route_json(con, QUESTIONS[1], 5)  # the first call: planned, nothing held
+    first = held_route_json(con, QUESTIONS[1], 5)
+    holder = held._HOLDERS[con]
+    assert len(holder.answers) == 1 and holder.answers.hits == 0
+    holder.scopes[None].con.close()  # a kept answer reads nothing: running the statement would fail
+    assert held_route_json(con, QUESTIONS[1], 5) == first == _planned(con, QUESTIONS[1], 5)
+    assert holder.answers.hits == 1
+    holder.scopes.clear()  # the closed cursor is made again on the next held call
+    con.execute(scope_ddl(["flight_1"]))
+    scoped = held_route_json(con, QUESTIONS[1], 5)
+    assert scoped == _planned(con, QUESTIONS[1], 5) != first
+    assert held_route_json(con, QUESTIONS[1], 3) == _planned(con, QUESTIONS[1], 3)
+    assert holder.answers.hits == 1  # neither the other scope nor the other k was a kept answer
+    con.execute(scope_ddl(None))
+
+
 def test_scopes_beyond_the_bound_are_dropped_and_made_again(con, monkeypatch):
     monkeypatch.setattr(held, "MAX_SCOPES", 1)
     held_route_json(con, QUESTIONS[0], 5)

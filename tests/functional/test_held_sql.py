@@ -88,6 +88,7 @@ def test_the_callers_scope_holds_on_the_held_answer(con):
         assert got == _planned(con, "select route_query_json_udf(?, 10)", [QUESTIONS[0]]), scope
         ranked = {c["db_id"] for c in json.loads(got[0][0])["ranking"]}
         assert ranked <= set(every if scope is None else scope), scope
+    assert held._HOLDERS[_hold(con).base].answers.hits == 1  # the second ["flight_1"]: its scope's kept answer
     con.execute(scope_ddl(None))
 
 
