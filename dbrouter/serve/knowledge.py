@@ -26,15 +26,16 @@ import os
 import re
 import threading
 from collections.abc import Generator, Hashable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from dbrouter.access import restrict
 from dbrouter.connection import record_route_path
 from dbrouter.feedback.log import ClientBudget
+from dbrouter.kb.answers import MISSING, Answers
 from dbrouter.kb.connect import connect, route_path_ddl
-from dbrouter.kb.held import file_macros, interrupt, pooled_statement
+from dbrouter.kb.held import file_macros, interrupt, pooled_statement, scope_key
 from dbrouter.serve import (
     DUCKDB_CONFIG,
     MAX_EMBED_TEXTS,
@@ -74,6 +75,7 @@ class _Generation:
     retired: bool = False
     allowed: Allowed | None = None  # what its sessions may name (read from the first session cursor)
     path_names: frozenset[str] = frozenset()  # what makes a session need path_ddl (_path_names)
+    answers: Answers = field(default_factory=Answers)  # the held routing calls' answers (_answer_key)
 
     def close(self) -> None:
         with contextlib.suppress(Exception):
@@ -239,6 +241,11 @@ class KnowledgeBase:
                     session.calls = calls
             except StatementRefused as exc:
                 raise QueryRefused(str(exc), exc.sqlstate) from None
+            plain = _plain_call(gen, sql, params, calls) if session is not None else None
+            key = _answer_key(cur, plain)
+            kept = gen.answers.get(key)
+            if kept is not MISSING:  # asked before under this scope: the held query's rows, not run again
+                return _named(calls, *kept)
             client = session.client if session is not None else None
             waited = self._turn(session, client)
             # a held call runs on a cursor of cur's own (dbrouter.kb.held): the timer stops that too
@@ -246,7 +253,7 @@ class KnowledgeBase:
             timer.start()
             try:
                 # the held cursor is this call's until its rows are read (a pool's, shared between sessions)
-                with _held_call(cur, gen, sql, params, calls) if session is not None else contextlib.nullcontext() as held:
+                with _held_call(cur, gen, plain) as held:
                     if held is None and session is not None and not session.path and calls.names & gen.path_names:
                         cur.execute(gen.path_ddl)  # the first statement that names a plain entry point
                         session.path = True
@@ -255,9 +262,9 @@ class KnowledgeBase:
                         raise QueryRefused("the statement returned no result set", "0A000")
                     rel, wires = project_for_wire(rel)
                     table = _bounded(rel.limit(self.max_rows + 1), self.max_rows)
-                if calls.column_names and len(calls.column_names) == table.num_columns:
-                    table = table.rename_columns(list(calls.column_names))  # Postgres's names: count, not count_star()
-                return typed_table(table, wires)
+                if held is not None:
+                    gen.answers.put(key, (table, wires), table.nbytes)
+                return _named(calls, table, wires)
             finally:
                 timer.cancel()
                 self._turns.give_back(client)
@@ -396,30 +403,53 @@ _HELD_CALL = re.compile(r"(?:\s*(?:--[^\n]*(?:\n|$)|/\*(?:[^*]|\*(?!/))*\*/))*"
 opens every query with ``-- Metabase:: userID: ...``) and one line comment after it are allowed."""
 
 
-def _held_call(cur: Any, gen: _Generation, sql: str, params,
-               calls: Calls) -> contextlib.AbstractContextManager[tuple[Any, str] | None]:
-    """A context giving the held cursor and statement answering a session's plain routing call, or None.
+def _plain_call(gen: _Generation, sql: str, params, calls: Calls) -> tuple[str, Any, int | None] | None:
+    """(entry, question, k) of a session's plain routing call, or None for any other statement.
 
     Such a call is what most SQL clients send; answered by the routing query held in the
-    generation's pool (:func:`dbrouter.kb.held.pooled_statement`: cursors prepared per access scope,
-    shared by its sessions, one session's at a time) it is not planned again, from a session's
-    first call on. Anything else (an alias, another argument, a second call, the pure-SQL path's
-    names) runs as written. The question is the one DuckDB's parse of the statement read
-    (``calls``, from :func:`~dbrouter.serve.statement.check_statement`).
+    generation's pool (:func:`_held_call`) it is not planned again, from a session's first call
+    on. Anything else (an alias, another argument, a second call, the pure-SQL path's names) runs
+    as written. The question is the one DuckDB's parse of the statement read (``calls``, from
+    :func:`~dbrouter.serve.statement.check_statement`), or the statement's one parameter.
     """
     match = _HELD_CALL.fullmatch(sql) if gen.path_ddl else None
     if match is None:
-        return contextlib.nullcontext()
+        return None
     name, literal, k = match.group(1).lower(), match.group(2), match.group(3)
     if literal in ("$1", "?"):
         if not (calls.parameter == 0 and isinstance(params, (list, tuple)) and len(params) == 1):
-            return contextlib.nullcontext()
-        question = params[0]
-    elif params:
+            return None
+        return name, params[0], None if k is None else int(k)
+    if params:
+        return None
+    return name, calls.question, None if k is None else int(k)
+
+
+def _held_call(cur: Any, gen: _Generation,
+               plain: tuple[str, Any, int | None] | None) -> contextlib.AbstractContextManager[tuple[Any, str] | None]:
+    """A context giving the held cursor and statement answering a plain routing call
+    (:func:`_plain_call`), or None: the generation's pool (:func:`dbrouter.kb.held.pooled_statement`:
+    cursors prepared per access scope, shared by its sessions, one session's at a time)."""
+    if plain is None:
         return contextlib.nullcontext()
-    else:
-        question = calls.question
-    return pooled_statement(cur, f"{name}_udf", question, None if k is None else int(k), share=gen.con)
+    name, question, k = plain
+    return pooled_statement(cur, f"{name}_udf", question, k, share=gen.con)
+
+
+def _answer_key(cur: Any, plain: tuple[str, Any, int | None] | None) -> tuple | None:
+    """The key of a plain routing call's kept answer (:class:`~dbrouter.kb.answers.Answers`) under
+    the session's scope, or None (not a plain call, or a question that is not text)."""
+    if plain is None or not isinstance(plain[1], str):
+        return None
+    return Answers.key(scope_key(cur), plain[0], plain[2], plain[1])
+
+
+def _named(calls: Calls, table: Any, wires: Any) -> Any:
+    """The result table with the column names Postgres would give (``count``, not ``count_star()``)
+    and each column's wire type."""
+    if calls.column_names and len(calls.column_names) == table.num_columns:
+        table = table.rename_columns(list(calls.column_names))
+    return typed_table(table, wires)
 
 
 def _remove_stale_links(folder: Path) -> None:

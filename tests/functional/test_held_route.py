@@ -287,7 +287,9 @@ def test_a_malformed_scope_fails_or_answers_as_the_planned_query_and_holding_sta
 def test_serve_answers_a_plain_routing_call_from_the_held_plan(built_kb, sql, params):
     """A SQL client's `select route_query('...')` on dbrouter serve: the endpoint's first call is
     planned, the next are held by the generation's pool, a new session's first call included (the
-    same cursor, not prepared again); rows, column names and wire types are the planned call's."""
+    same cursor, not prepared again), and a held answer is kept: the same call again is answered
+    from the generation's kept answers; rows, column names and wire types are the planned call's."""
+    from dbrouter.kb.answers import Answers
     from dbrouter.serve.knowledge import KnowledgeBase
     from dbrouter.serve.session import KBSession
 
@@ -295,13 +297,17 @@ def test_serve_answers_a_plain_routing_call_from_the_held_plan(built_kb, sql, pa
     try:
         first, second = KBSession(kb), KBSession(kb)
         tables = [kb.query(sql, params, first) for _ in range(3)]
-        pool = held._POOLS[kb._current.con]
-        assert pool.calls == 3 and len(pool.scopes[None]) == 1  # calls 2 and 3: one cursor, returned
+        pool, kept = held._POOLS[kb._current.con], kb._current.answers
+        assert pool.calls == 2 and len(pool.scopes[None]) == 1  # call 2 held, call 3 kept
+        assert len(kept) == 1 and kept.hits == 1
         cursor = pool.scopes[None][0]
         assert all(t.equals(tables[0]) and t.schema.equals(tables[0].schema, check_metadata=True) for t in tables)
         assert tables[0].column_names[0].startswith("route_query")
-        assert kb.query(sql, params, second).equals(tables[0])  # a new session's first call: held
-        assert pool.calls == 4 and pool.scopes[None] == [cursor] and len(cursor.ks) == 1
+        assert kb.query(sql, params, second).equals(tables[0])  # a new session: the kept answer
+        assert pool.calls == 2 and kept.hits == 2
+        kb._current.answers = Answers()  # forget it: a new session's first call is held
+        assert kb.query(sql, params, second).equals(tables[0])
+        assert pool.calls == 3 and pool.scopes[None] == [cursor] and len(cursor.ks) == 1
         assert not second.path  # it never needed the plain names' macros
         aliased = kb.query(sql.rstrip(";") + " as answer", params, first)  # not a plain call: planned
         assert aliased.column_names == ["answer"] and aliased.column(0).equals(tables[0].column(0))
