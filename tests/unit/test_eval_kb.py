@@ -43,3 +43,21 @@ def test_build_without_the_cache_model_embedded_nothing(warehouse):
 def test_no_build_is_a_clear_error(warehouse):
     with pytest.raises(DbtRunError, match="run_results.json"):
         embedded_by_last_build(warehouse)
+
+
+def test_timed_warms_up_on_items_it_does_not_time():
+    """A held connection keeps its answers: a warm-up item timed again would be timed as a
+    question asked again, so the warm-up items are others than the timed sample's."""
+    import random
+
+    from dbrouter.eval.kb import timed
+
+    calls: list[int] = []
+    items = list(range(5939))
+    timed(calls.append, items, n=200, seed=0)
+    warm, timed_items = calls[:5], calls[5:]
+    assert len(timed_items) == 200 and not set(warm) & set(timed_items)
+    assert timed_items == random.Random(0).sample(items, 200)  # the sample timed before the change
+    few: list[int] = []
+    timed(few.append, list(range(3)), n=200)
+    assert sorted(few[3:]) == [0, 1, 2]  # no other items: the timed ones warm up
