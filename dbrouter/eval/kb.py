@@ -174,8 +174,9 @@ def plain_latency(con: Connection, questions: list[str], n: int = 200, seed: int
                      questions, n, seed)
     planned_p50, planned_p95 = timed(
         lambda q: planned.__setitem__(q, con.execute("select route_query_udf(?)", [q]).fetchall()), questions, n, seed)
-    same = sum(1 for q, got in plain.items() if planned.get(q) == got)
-    return PlainLatency(p50, p95, planned_p50, planned_p95, same, len(plain))
+    sample = timed_sample(questions, n, seed)[0]
+    same = sum(1 for q in sample if q in plain and planned.get(q) == plain[q])
+    return PlainLatency(p50, p95, planned_p50, planned_p95, same, len(sample))
 
 
 def held_latency(con: Connection, questions: list[str], n: int = 200, seed: int = 0) -> tuple[float, float, int, int]:
@@ -199,7 +200,7 @@ def held_latency(con: Connection, questions: list[str], n: int = 200, seed: int 
 
     p50, p95 = timed(lambda q: route(con, q, k=5), questions, n, seed)
     same = compared = 0
-    for q in random.Random(seed).sample(questions, min(n, len(questions))):
+    for q in timed_sample(questions, n, seed)[0]:
         got = held_route_json(con, q, 5)
         if got is None:
             continue
@@ -215,6 +216,27 @@ def percentiles_ms(millis: list[float]) -> tuple[float, float]:
     return round(float(np.percentile(millis, 50)), 1), round(float(np.percentile(millis, 95)), 1)
 
 
+def timed_sample(items: list[T], n: int = 200, seed: int = 0) -> tuple[list[T], list[T]]:
+    """The items :func:`timed` times and the ones it warms up on.
+
+    The warm-up items are 5 drawn after the timed ones (``random.sample`` draws one at a time: on
+    the benchmarks' sizes the timed items are the ones timed before adr-0038), not the first timed
+    ones: a held connection keeps its answers (:mod:`dbrouter.kb.answers`), and an item warmed then
+    timed would be timed as a question asked again. With no more items than ``n``, the first 5
+    timed ones warm up.
+
+    Args:
+        items: the items to sample from.
+        n: how many to time.
+        seed: sampling seed.
+
+    Returns:
+        (timed items, warm-up items).
+    """
+    drawn = random.Random(seed).sample(items, min(n + 5, len(items)))
+    return drawn[:n], drawn[n:] or drawn[:5]
+
+
 def timed(call: Callable[[T], object], items: list[T], n: int = 200, seed: int = 0) -> tuple[float, float]:
     """Warm p50/p95 of ``call`` over a fixed random sample of ``items``.
 
@@ -227,12 +249,7 @@ def timed(call: Callable[[T], object], items: list[T], n: int = 200, seed: int =
     Returns:
         (p50 ms, p95 ms).
     """
-    # the warm-up calls are 5 items drawn after the timed ones (random.sample draws one at a time:
-    # on the benchmarks' sizes the timed items are the ones drawn before adr-0038), not the first
-    # timed ones: a held connection keeps its answers (dbrouter.kb.answers), and an item warmed
-    # then timed would be timed as a question asked again
-    drawn = random.Random(seed).sample(items, min(n + 5, len(items)))
-    sample, warm = drawn[:n], drawn[n:] or drawn[:5]
+    sample, warm = timed_sample(items, n, seed)
     for item in warm:
         call(item)
     times = []

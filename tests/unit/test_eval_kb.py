@@ -50,7 +50,7 @@ def test_timed_warms_up_on_items_it_does_not_time():
     question asked again, so the warm-up items are others than the timed sample's."""
     import random
 
-    from dbrouter.eval.kb import timed
+    from dbrouter.eval.kb import timed, timed_sample
 
     calls: list[int] = []
     items = list(range(5939))
@@ -58,6 +58,7 @@ def test_timed_warms_up_on_items_it_does_not_time():
     warm, timed_items = calls[:5], calls[5:]
     assert len(timed_items) == 200 and not set(warm) & set(timed_items)
     assert timed_items == random.Random(0).sample(items, 200)  # the sample timed before the change
+    assert timed_sample(items, 200, 0) == (timed_items, warm)
     few: list[int] = []
     timed(few.append, list(range(3)), n=200)
     assert sorted(few[3:]) == [0, 1, 2]  # no other items: the timed ones warm up
