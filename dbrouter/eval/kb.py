@@ -209,6 +209,25 @@ def held_latency(con: Connection, questions: list[str], n: int = 200, seed: int 
     return p50, p95, same, compared
 
 
+def again_latency(con: Connection, questions: list[str], n: int = 200, seed: int = 0) -> tuple[float, float]:
+    """Warm p50/p95 of :func:`dbrouter.route` (k=5) on :func:`held_latency`'s sample asked again on
+    the same connection: what a repeated question costs with the answers the connection kept
+    (:mod:`dbrouter.kb.answers`). Call it after :func:`held_latency`.
+
+    Args:
+        con: the connection :func:`held_latency` timed.
+        questions: the same question texts.
+        n: the same sample size.
+        seed: the same sampling seed.
+
+    Returns:
+        (p50 ms, p95 ms).
+    """
+    from dbrouter.routing.route import route
+
+    return timed(lambda q: route(con, q, k=5), questions, n, seed)
+
+
 def percentiles_ms(millis: list[float]) -> tuple[float, float]:
     """(p50, p95) of per-question milliseconds, interpolated, rounded to 0.1 ms; (0, 0) for none."""
     if not millis:

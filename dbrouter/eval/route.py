@@ -20,7 +20,7 @@ from dbrouter.connection import Connection
 from dbrouter.console import err
 from dbrouter.eval import routed as routed_questions
 from dbrouter.eval.benchmark import Benchmark, Question, setting_split
-from dbrouter.eval.kb import Log, build_kb, held_latency, latency, plain_latency
+from dbrouter.eval.kb import Log, again_latency, build_kb, held_latency, latency, plain_latency
 from dbrouter.eval.publish import Report
 from dbrouter.kb.connect import ROUTE_PATHS, connect
 from dbrouter.routing import ranker
@@ -30,7 +30,7 @@ from dbrouter.routing.route import default_shortlist_k
 JSON_KEYS = ("r1", "r2", "r3", "map", "n", "shortlist_recall", "p50_ms", "p95_ms", "shortlist_r1", "shortlist_r2",
              "shortlist_r3", "shortlist_map", "shortlist_k", "implied_edge_wins", "errors", "setting", "benchmark", "path",
              "values", "held_p50_ms", "held_p95_ms", "held_same", "held_compared", "planned_p50_ms", "planned_p95_ms",
-             "plain_same", "plain_compared")
+             "plain_same", "plain_compared", "again_p50_ms", "again_p95_ms")
 
 
 def rank_of(ranking: list[str], gold: str) -> int | None:
@@ -99,6 +99,8 @@ class RouteMetrics:
     planned_p95_ms: float | None = None
     plain_same: int = 0  # timed questions whose plain route_query answer equals the planned one
     plain_compared: int = 0
+    again_p50_ms: float | None = None  # dbrouter.route() on the timed questions asked again (kept answers)
+    again_p95_ms: float | None = None
 
     def to_json(self) -> dict:
         """The flat dict ``dbrouter eval route --json`` prints (keys :data:`JSON_KEYS`).
@@ -262,11 +264,12 @@ def eval_route(bench: Benchmark, setting: str, workdir: Path, embedder: str | No
         routed_questions.save(ranks.routed, features)
         log(f"[{bench.name} / {setting}] candidates' signals written to {features}")
         texts = [q.question for q in questions]
-        held, plain = (None, None, 0, 0), None
+        held, plain, again = (None, None, 0, 0), None, (None, None)
         if path == "udf":  # what a user's SQL gets: the plain name, held from its second question
             plain = plain_latency(con, texts)
             p50, p95 = plain.p50_ms, plain.p95_ms
             held = held_latency(con, texts)
+            again = again_latency(con, texts) if held[3] else again
         else:
             p50, p95 = latency(con, texts, function="route_query_sql")
         depth = default_shortlist_k(con)
@@ -283,7 +286,9 @@ def eval_route(bench: Benchmark, setting: str, workdir: Path, embedder: str | No
         held_p95_ms=None if held[1] is None else round(held[1], 1), held_same=held[2], held_compared=held[3],
         planned_p50_ms=None if plain is None else round(plain.planned_p50_ms, 1),
         planned_p95_ms=None if plain is None else round(plain.planned_p95_ms, 1),
-        plain_same=0 if plain is None else plain.same, plain_compared=0 if plain is None else plain.compared)
+        plain_same=0 if plain is None else plain.same, plain_compared=0 if plain is None else plain.compared,
+        again_p50_ms=None if again[0] is None else round(again[0], 2),
+        again_p95_ms=None if again[1] is None else round(again[1], 2))
 
 
 def summary_line(m: RouteMetrics) -> str:
@@ -316,9 +321,13 @@ def held_line(m: RouteMetrics) -> str:
         return plain + (f"`dbrouter.route()` (the CLI, MCP and Python): p50 {m.held_p50_ms} / p95 {m.held_p95_ms} ms; "
                         "this KB is above the size the routing query is held at, so it is planned per question as "
                         "above.\n\n")
+    again = ""
+    if m.again_p50_ms is not None:
+        again = (f" The same questions asked again on that connection, answered from the answers it kept: "
+                 f"p50 {m.again_p50_ms} / p95 {m.again_p95_ms} ms.")
     return plain + (f"`dbrouter.route()` (the CLI, MCP and Python; the routing query held, planned once per connection): "
                     f"p50 {m.held_p50_ms} / p95 {m.held_p95_ms} ms; the held answer equals the planned query's for "
-                    f"{m.held_same} of {m.held_compared} timed questions.\n\n")
+                    f"{m.held_same} of {m.held_compared} timed questions.{again}\n\n")
 
 
 def route_report(m: RouteMetrics, command: str) -> Report:

@@ -159,3 +159,7 @@ def test_the_held_route_line_says_what_was_measured_and_compared():
     plain = replace(held, planned_p50_ms=80.5, planned_p95_ms=99.0, plain_same=200, plain_compared=200)
     assert "planned for every question, p50 80.5 / p95 99.0 ms" in held_line(plain) and "200 of 200" in held_line(plain)
     assert route_report(plain, "cmd").data["planned_p50_ms"] == 80.5
+    assert "asked again" not in held_line(held)  # not measured
+    again = replace(held, again_p50_ms=1.12, again_p95_ms=1.9)
+    assert "asked again on that connection, answered from the answers it kept: p50 1.12 / p95 1.9 ms" in held_line(again)
+    assert route_report(again, "cmd").data["again_p50_ms"] == 1.12
