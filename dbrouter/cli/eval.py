@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import random
+import shlex
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -271,6 +272,49 @@ def serve_options(sp: argparse.ArgumentParser) -> None:
                          "(default: each client keeps one connection)")
 
 
+def run_profile(args: argparse.Namespace) -> tuple[list[Any], int | None]:
+    """Where a routed question's time goes, by part of the routing query (DuckDB's profiler)."""
+    from dbrouter.eval.profile import profile_report, profile_route
+    from dbrouter.kb.connect import connect
+
+    warehouse = warehouse_path(args)
+    label = args.label or "/".join(warehouse.parts[-2:])
+    if args.questions_file:
+        questions = [line.strip() for line in Path(args.questions_file).read_text().splitlines() if line.strip()]
+        source = f" --questions-file {args.questions_file}"
+    elif args.benchmark:
+        questions = [q.question for q in _bench(args).test]
+        source = f" --benchmark {args.benchmark}"
+    else:
+        questions, source = [], ""
+    con = connect(warehouse, read_only=True, embedder=args.embedder)
+    try:
+        if not questions:
+            questions = [r[0] for r in con.execute("select distinct question from kb_examples order by question").fetchall()]
+        if not questions:
+            raise DbrouterError(f"{warehouse} has no example questions: give --benchmark DIR or --questions-file FILE")
+        questions = list(dict.fromkeys(questions))  # a question asked twice would be answered from kept answers
+        random.Random(0).shuffle(questions)
+        result = profile_route(con, label, questions[:args.n + 3], args.path, warm=3)
+    except ValueError as exc:
+        raise DbrouterError(str(exc)) from exc
+    finally:
+        con.close()
+    command = (f"dbrouter eval profile --warehouse {warehouse}{source} --path {args.path} --n {args.n}"
+               + (f" --label {shlex.quote(args.label)}" if args.label else ""))
+    return [profile_report(result, command)], None
+
+
+def _profile_options(sp: argparse.ArgumentParser) -> None:
+    sp.add_argument("--warehouse", help=f"a built KB (default $DBROUTER_WAREHOUSE or {DEFAULT_WAREHOUSE}); opened read-only")
+    sp.add_argument("--benchmark", help="profile the benchmark's test questions (default: the KB's example questions)")
+    sp.add_argument("--questions-file", help="profile these questions, one per line")
+    sp.add_argument("--path", default="held", choices=["held", "sql"],
+                    help="held: dbrouter.route()'s held routing query (default); sql: the pure-SQL path, planned")
+    sp.add_argument("--n", type=int, default=20, help="questions profiled after 3 warm-up ones (default 20)")
+    sp.add_argument("--label", help="how the report names the KB (default: the warehouse path's last two parts)")
+
+
 def run_firstrun(args: argparse.Namespace) -> tuple[list[Any], int | None]:
     """Distillation, first build, cold `dbrouter route`, warm route_query, in fresh processes."""
     from dbrouter.eval.firstrun import firstrun_report
@@ -345,6 +389,8 @@ EVALS: tuple[EvalCommand, ...] = (
                 "identical rankings", run_batch, _batch_options, benchmark=False),
     EvalCommand("mcp", "round trips of `dbrouter mcp`'s route, link and run_sql through the MCP SDK's stdio client",
                 run_mcp, _mcp_options, benchmark=False),
+    EvalCommand("profile", "where a routed question's time goes: DuckDB's profiler, operator time by part of the "
+                "routing query", run_profile, _profile_options, benchmark=False),
     EvalCommand("firstrun", "what a new user waits for: distillation, first build, cold and warm routing, in fresh "
                 "processes", run_firstrun, firstrun_options, benchmark=False),
 )
