@@ -52,6 +52,9 @@ SETTINGS: tuple[Setting, ...] = (
             "while counting rows and sampling values", "sources"),
     Setting("DBROUTER_INGEST_DATABASE_TIMEOUT", "300", "seconds all such queries of one database may take",
             "sources"),
+    Setting("DBROUTER_KEPT_ANSWERS", "1024", "answers a held routing query keeps for a question asked again, per "
+            "connection (`dbrouter.route()`, a `dbrouter.connect()` connection's plain `route_query`) and per "
+            "`dbrouter serve` opening of the file (`0`: none kept, every call routed; adr-0038)", "knowledge base"),
     Setting("DBROUTER_LOG", None, "the query log journal (default `<warehouse stem>.query_log.jsonl` beside the "
             "warehouse); `off`, `0`, `false` or `no` turns logging off", "query log"),
     Setting("DBROUTER_ENDPOINT", None, "a running `dbrouter serve` (`postgresql://user@host:port/db`) that "
@@ -170,6 +173,25 @@ def limit(name: str, error: type[DbrouterError] = DbrouterError) -> float | None
     except ValueError:
         raise error(f"{name}={raw!r} is not a number of seconds (e.g. 120, or 0 for no limit)") from None
     return value if value > 0 else None
+
+
+def count(name: str, error: type[DbrouterError] = DbrouterError) -> int:
+    """A count from a variable (its default when unset or blank): a whole number, 0 or more.
+
+    Args:
+        name: a name of :data:`SETTINGS` whose default is a whole number.
+        error: the error raised for a malformed value.
+
+    Returns:
+        The count.
+
+    Raises:
+        error: the value is not a whole number of at least 0.
+    """
+    value = get(name)
+    if value is None or not value.isdigit():
+        raise error(f"{name} must be a whole number (0 or more), not {value!r}")
+    return int(value)
 
 
 def configuration_markdown() -> str:

@@ -18,8 +18,11 @@ from collections import OrderedDict
 from collections.abc import Hashable
 from typing import Any
 
+from dbrouter import settings
+
 MAX_ANSWERS = 1024
-"""Answers kept per holder (a connection's held route, a ``dbrouter serve`` generation)."""
+"""Answers kept per holder (a connection's held route, a ``dbrouter serve`` generation) unless
+``DBROUTER_KEPT_ANSWERS`` says otherwise (0: none)."""
 
 MAX_CHARS = 16 * 1024 * 1024
 """Characters (of questions and answers together) kept per holder, ~16 MB at most."""
@@ -37,12 +40,18 @@ class Answers:
     dropped first. Thread-safe: ``dbrouter serve``'s sessions share one.
 
     Args:
-        count: at most this many answers (:data:`MAX_ANSWERS`).
+        count: at most this many answers (None: ``DBROUTER_KEPT_ANSWERS``, default :data:`MAX_ANSWERS`;
+            0: none kept).
         chars: at most this many characters together (:data:`MAX_CHARS`).
+
+    Raises:
+        DbrouterError: ``DBROUTER_KEPT_ANSWERS`` is not a whole number.
     """
 
-    def __init__(self, count: int = MAX_ANSWERS, chars: int = MAX_CHARS) -> None:
+    def __init__(self, count: int | None = None, chars: int = MAX_CHARS) -> None:
         self._kept: OrderedDict[Hashable, tuple[Any, int]] = OrderedDict()
+        if count is None:
+            count = settings.count("DBROUTER_KEPT_ANSWERS")
         self._count, self._chars, self._size = count, chars, 0
         self._lock = threading.Lock()
         self.hits = 0
@@ -96,7 +105,7 @@ class Answers:
             chars: the answer's size in characters (a str's length, a table's bytes).
         """
         size = chars + (len(key[-1]) if key is not None else 0)
-        if key is None or size > MAX_ONE:
+        if key is None or size > MAX_ONE or self._count <= 0:
             return
         with self._lock:
             old = self._kept.pop(key, None)

@@ -89,6 +89,22 @@ def test_a_question_asked_again_is_answered_from_the_kept_answers_of_its_scope_a
     con.execute(scope_ddl(None))
 
 
+def test_with_dbrouter_kept_answers_0_a_question_asked_again_is_routed_again(built_kb, monkeypatch):
+    monkeypatch.setenv("DBROUTER_KEPT_ANSWERS", "0")
+    c = dbrouter.connect(built_kb["warehouse"], embedder="hash")
+    try:
+        held_route_json(c, QUESTIONS[1], 5)  # the first call: planned, nothing held
+        first = held_route_json(c, QUESTIONS[1], 5)
+        holder = held._HOLDERS[c]
+        again = held_route_json(c, QUESTIONS[1], 5)
+        assert again == first and len(holder.answers) == 0 and holder.answers.hits == 0
+        holder.scopes[None].con.close()  # routed again, so the closed cursor is what answers: it fails
+        with pytest.raises(Exception):
+            held_route_json(c, QUESTIONS[1], 5)
+    finally:
+        c.close()
+
+
 def test_scopes_beyond_the_bound_are_dropped_and_made_again(con, monkeypatch):
     monkeypatch.setattr(held, "MAX_SCOPES", 1)
     held_route_json(con, QUESTIONS[0], 5)

@@ -82,3 +82,25 @@ def test_threads_putting_and_getting_keep_the_bounds():
         t.join()
     assert len(kept) == 50
     assert all(kept.get(Answers.key(None, "e", None, q)) in (MISSING, q) for q in (f"{t}-{i}" for t in range(4) for i in range(80)))
+
+
+def test_dbrouter_kept_answers_sets_the_count_and_zero_keeps_none(monkeypatch):
+    import pytest
+
+    from dbrouter.errors import DbrouterError
+
+    keys = [Answers.key(None, "e", None, q) for q in ("q1", "q2", "q3")]
+    monkeypatch.setenv("DBROUTER_KEPT_ANSWERS", "2")
+    two = Answers()
+    for key in keys:
+        two.put(key, "a", 1)
+    assert len(two) == 2 and two.get(keys[0]) is MISSING and two.get(keys[2]) == "a"
+    monkeypatch.setenv("DBROUTER_KEPT_ANSWERS", "0")
+    none = Answers()
+    none.put(keys[0], "a", 1)
+    assert len(none) == 0 and none.get(keys[0]) is MISSING and none.hits == 0
+    monkeypatch.setenv("DBROUTER_KEPT_ANSWERS", "-1")
+    with pytest.raises(DbrouterError, match="DBROUTER_KEPT_ANSWERS must be a whole number"):
+        Answers()
+    monkeypatch.delenv("DBROUTER_KEPT_ANSWERS")
+    assert Answers()._count == answers.MAX_ANSWERS
