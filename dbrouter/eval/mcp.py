@@ -9,6 +9,7 @@ times in turn with the KB's own example questions (``route``/``link``) and their
 from __future__ import annotations
 
 import json
+import os
 import statistics
 import sys
 import time
@@ -67,7 +68,9 @@ def run_mcp_latency(warehouse: Path, requests: int = 100) -> McpLatency:
 
     async def main() -> McpLatency:
         started = time.perf_counter()
-        params = StdioServerParameters(command=exe, args=["mcp", "--warehouse", str(warehouse)])
+        # the calls cycle the examples: with kept answers (adr-0038) a `route` asked again would not route
+        params = StdioServerParameters(command=exe, args=["mcp", "--warehouse", str(warehouse)],
+                                       env={**os.environ, "DBROUTER_KEPT_ANSWERS": "0"})
         async with stdio_client(params) as (r, w), ClientSession(r, w) as s:
             await s.initialize()
             await s.call_tool("route", {"question": examples[0][0]})
@@ -106,6 +109,9 @@ def mcp_report(m: McpLatency, command: str) -> Report:
     markdown = ("#### eval mcp: tool round trips over stdio (MCP SDK client)\n\n"
                 f"Server start, handshake and first `route`: {m.startup_ms} ms.\n\n"
                 "| tool | calls | errors | p50 ms | p95 ms |\n|---|---|---|---|---|\n" + rows + "\n"
+                "The server keeps no answers (`DBROUTER_KEPT_ANSWERS=0`): the calls cycle the examples, and "
+                "every `route` is routed (a question's vector, computed once, is reused when it comes round "
+                "again). "
                 "`run_sql` runs each example's own SQL on its source: an example written for SQLite that its "
                 "DuckDB copy refuses counts as an error (a tool error, not a failed server).\n\n")
     return Report(key="eval mcp", command=command, data=asdict(m), markdown=markdown, text=json.dumps(asdict(m)))
