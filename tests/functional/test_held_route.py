@@ -7,6 +7,7 @@ import json
 import re
 import shutil
 
+import duckdb
 import pytest
 
 import dbrouter
@@ -99,7 +100,7 @@ def test_with_dbrouter_kept_answers_0_a_question_asked_again_is_routed_again(bui
         again = held_route_json(c, QUESTIONS[1], 5)
         assert again == first and len(holder.answers) == 0 and holder.answers.hits == 0
         holder.scopes[None].con.close()  # routed again, so the closed cursor is what answers: it fails
-        with pytest.raises(Exception):
+        with pytest.raises(duckdb.ConnectionException):
             held_route_json(c, QUESTIONS[1], 5)
     finally:
         c.close()
