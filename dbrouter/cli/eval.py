@@ -279,8 +279,14 @@ def run_profile(args: argparse.Namespace) -> tuple[list[Any], int | None]:
 
     warehouse = warehouse_path(args)
     label = args.label or "/".join(warehouse.parts[-2:])
+    if args.n < 1:
+        raise DbrouterError(f"eval profile: --n must be at least 1, not {args.n}")
     if args.questions_file:
-        questions = [line.strip() for line in Path(args.questions_file).read_text().splitlines() if line.strip()]
+        try:
+            text = Path(args.questions_file).read_text()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise DbrouterError(f"eval profile: cannot read --questions-file {args.questions_file}: {exc}") from exc
+        questions = [line.strip() for line in text.splitlines() if line.strip()]
         source = f" --questions-file {args.questions_file}"
     elif args.benchmark:
         questions = [q.question for q in _bench(args).test]

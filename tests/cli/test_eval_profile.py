@@ -43,3 +43,8 @@ def test_eval_profile_with_too_few_questions_says_how_many_it_needs(built_kb, tm
     proc = run_cli("eval", "profile", "--warehouse", str(built_kb["warehouse"]), "--embedder", "hash",
                    "--questions-file", str(questions), "--write", "", check=False)
     assert proc.returncode == 2 and "needs more than 3 distinct questions" in proc.stderr and "given 2" in proc.stderr
+    missing = run_cli("eval", "profile", "--warehouse", str(built_kb["warehouse"]), "--questions-file",
+                      str(tmp_path / "none.txt"), "--write", "", check=False)
+    assert missing.returncode == 2 and "cannot read --questions-file" in missing.stderr
+    zero = run_cli("eval", "profile", "--warehouse", str(built_kb["warehouse"]), "--n", "0", "--write", "", check=False)
+    assert zero.returncode == 2 and "--n must be at least 1" in zero.stderr
