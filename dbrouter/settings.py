@@ -189,7 +189,7 @@ def count(name: str, error: type[DbrouterError] = DbrouterError) -> int:
         error: the value is not a whole number of at least 0.
     """
     value = get(name)
-    if value is None or not value.isdigit():
+    if value is None or not (value.isascii() and value.isdigit()):  # "²" is a digit int() refuses
         raise error(f"{name} must be a whole number (0 or more), not {value!r}")
     return int(value)
 

@@ -99,8 +99,9 @@ def test_dbrouter_kept_answers_sets_the_count_and_zero_keeps_none(monkeypatch):
     none = Answers()
     none.put(keys[0], "a", 1)
     assert len(none) == 0 and none.get(keys[0]) is MISSING and none.hits == 0
-    monkeypatch.setenv("DBROUTER_KEPT_ANSWERS", "-1")
-    with pytest.raises(DbrouterError, match="DBROUTER_KEPT_ANSWERS must be a whole number"):
-        Answers()
+    for bad in ("-1", "lots", "1.5", "²"):
+        monkeypatch.setenv("DBROUTER_KEPT_ANSWERS", bad)
+        with pytest.raises(DbrouterError, match="DBROUTER_KEPT_ANSWERS must be a whole number"):
+            Answers()
     monkeypatch.delenv("DBROUTER_KEPT_ANSWERS")
     assert Answers()._count == answers.MAX_ANSWERS
